@@ -1,0 +1,237 @@
+"""The `soay` command: one entry point for every job of the stack.
+
+Each subcommand reads the one settings object (file + environment + flags), then calls a thin
+job function in training/, serving/ or cluster/. Errors a person can cause (a missing file, a
+bad value, a port in use) end with a one-line message and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from functools import wraps
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import typer
+from pydantic import ValidationError
+
+from soay.settings import CONFIG_ENV, Settings
+
+app = typer.Typer(
+    name="soay",
+    help="SoAy stack: API environment, verified triplets, training and serving of solution-based API agents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+corpus_app = typer.Typer(help="Build and inspect API-environment corpora.", no_args_is_help=True)
+api_app = typer.Typer(help="The HTTP clone of a domain's APIs.", no_args_is_help=True)
+app.add_typer(corpus_app, name="corpus")
+app.add_typer(api_app, name="api")
+
+USER_ERRORS = (ValueError, KeyError, FileNotFoundError, FileExistsError, ValidationError, OSError)
+
+
+def fail(message: str, code: int = 2) -> None:
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(code)
+
+
+def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn the errors a person can cause into a clear message and exit status 2."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except ValidationError as e:
+            fail("invalid settings: " + "; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors()))
+        except KeyError as e:
+            fail(str(e.args[0]) if e.args else "unknown key")
+        except USER_ERRORS as e:
+            fail(str(e))
+
+    return wrapper
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from file/env with the command-line flags that were given laid on top."""
+    settings = Settings()
+    for dotted, value in overrides.items():
+        if value is None:
+            continue
+        section, key = dotted.split(".")
+        current = getattr(settings, section)
+        sub = type(current).model_validate({**current.model_dump(), key: value})
+        settings = settings.model_copy(update={section: sub})
+    return settings
+
+
+@app.callback()
+def main(
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML settings file (also SOAY_CONFIG)."),
+) -> None:
+    if config is not None:
+        if not config.is_file():
+            fail(f"settings file {config} does not exist")
+        os.environ[CONFIG_ENV] = str(config)
+
+
+@app.command("config")
+@user_errors
+def show_config() -> None:
+    """Print the effective settings (defaults < file < environment) as JSON."""
+    typer.echo(Settings().model_dump_json(indent=2))
+
+
+@corpus_app.command("build")
+@user_errors
+def corpus_build(
+    domain: Optional[str] = typer.Option(None, help="Domain (aminer, movies)."),
+    size: Optional[int] = typer.Option(None, min=100, help="Persons (aminer) or movies (movies)."),
+    seed: Optional[int] = typer.Option(None, help="Random seed; the same seed gives the same corpus."),
+    out: Optional[Path] = typer.Option(None, help="SQLite file to write (default <data.root>/<domain>/corpus.sqlite)."),
+) -> None:
+    """Generate a seeded corpus into SQLite (replacing any existing one)."""
+    from training.corpus import build_corpus
+
+    s = load_settings(**{"data.domain": domain, "data.corpus_size": size, "data.seed": seed})
+    path = out or s.data.corpus_path()
+    start = time.perf_counter()
+    counts = build_corpus(s.data.domain, path, s.data.corpus_size, s.data.seed)
+    typer.echo(json.dumps({"path": str(path), "seconds": round(time.perf_counter() - start, 2), **counts}))
+
+
+@app.command("solutions")
+@user_errors
+def solutions(
+    domain: Optional[str] = typer.Option(None, help="Domain (aminer, movies)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the graph, library and combinations as JSON."),
+) -> None:
+    """Show the API graph, the solution library and the combinations of a domain."""
+    from soay.domains import get_domain
+
+    d = get_domain(domain or load_settings().data.domain)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "graph": d.library.graph.to_dict(),
+                    "heads": d.library.graph.heads,
+                    "solutions": d.library.to_dict(),
+                    "combinations": [c.model_dump(mode="json") | {"kind": c.kind} for c in d.combinations],
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
+        return
+    typer.echo(f"{d.name}: {len(d.spec.apis)} APIs, heads {', '.join(d.library.graph.heads)}")
+    for s in d.library:
+        n = sum(c.solution == str(s) for c in d.combinations)
+        typer.echo(f"  {s.hops}-hop  {s}  ({n} combinations)")
+    typer.echo(f"{len(d.library)} solutions, {len(d.combinations)} combinations")
+
+
+@api_app.command("serve")
+@user_errors
+def api_serve(
+    domain: Optional[str] = typer.Option(None, help="Domain (aminer, movies)."),
+    db: Optional[Path] = typer.Option(None, help="Corpus SQLite file (default <data.root>/<domain>/corpus.sqlite)."),
+    host: Optional[str] = typer.Option(None, help="Interface to bind (default 127.0.0.1)."),
+    port: Optional[int] = typer.Option(None, min=1, max=65535, help="Port (default 8300)."),
+) -> None:
+    """Serve the domain's APIs over HTTP (POST /api/<name>), building the corpus if missing."""
+    import uvicorn
+
+    from serving.api_clone import create_app
+    from soay.domains import get_domain
+    from training.corpus import ensure_corpus
+
+    s = load_settings(**{"data.domain": domain, "api_server.host": host, "api_server.port": port})
+    d = get_domain(s.data.domain)
+    path = db or ensure_corpus(d.name, s.data.corpus_path(), s.data.corpus_size, s.data.seed)
+    if not Path(path).is_file():
+        fail(f"corpus {path} does not exist")
+    asgi = create_app(d.spec, lambda: d.open_environment(path), s.api_server.max_body_bytes)
+    uvicorn.run(asgi, host=s.api_server.host, port=s.api_server.port, log_level="warning")
+
+
+@app.command("generate")
+@user_errors
+def generate_cmd(
+    domain: Optional[str] = typer.Option(None, help="Domain (aminer, movies)."),
+    train: Optional[int] = typer.Option(None, "--train-per-combination", min=1, help="Training triplets per combination."),
+    test: Optional[int] = typer.Option(None, "--test-per-combination", min=1, help="Test triplets per combination."),
+    workers: Optional[int] = typer.Option(None, min=1, help="Ray workers (actors) generating in parallel."),
+    out: Optional[Path] = typer.Option(None, help="Dataset directory (default <data.root>/<domain>/dataset)."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="Shard format: jsonl or parquet."),
+    overwrite: bool = typer.Option(False, help="Replace an existing dataset."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Generate verified (query, solution, code) triplets on Ray (local, or RAY_ADDRESS)."""
+    from training.generate import generate, report_dict
+
+    s = load_settings(
+        **{
+            "data.domain": domain,
+            "data.train_per_combination": train,
+            "data.test_per_combination": test,
+            "data.shard_format": fmt,
+            "ray.workers": workers,
+        }
+    )
+    report = generate(s, out=out, overwrite=overwrite, show_progress=sys.stderr.isatty() or not as_json)
+    if as_json:
+        typer.echo(json.dumps(report_dict(report)))
+    else:
+        _print_generation(report)
+
+
+def _print_generation(report: Any) -> None:
+    counts = report.manifest.counts()
+    typer.echo(
+        f"{report.kept} verified triplets ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}) "
+        f"in {report.seconds:.1f} s with {report.workers} workers = {report.triplets_per_second:.0f} triplets/s"
+    )
+    failed = {k: v for k, v in report.stats.items() if k.endswith(("error", "mismatch")) or k == "unanswerable"}
+    typer.echo(f"rejected: {json.dumps(failed)}")
+    typer.echo(f"dataset version {report.manifest.version} at {report.dataset_path}")
+
+
+@app.command("demo")
+@user_errors
+def demo(
+    out: Optional[Path] = typer.Option(None, help="Data root for the demo (default data.root)."),
+) -> None:
+    """Run the main job on the embedded defaults: corpus -> solutions -> verified triplets."""
+    from soay.domains import get_domain
+    from soay.dataset import iter_triplets
+    from training.generate import generate
+
+    s = load_settings(**{"data.root": out})
+    d = get_domain(s.data.domain)
+    typer.echo(f"== {d.name}: {len(d.library)} solutions, {len(d.combinations)} combinations")
+    report = generate(s, overwrite=True)
+    _print_generation(report)
+    typer.echo("== sample test triplets")
+    shown: set[int] = set()
+    for t in iter_triplets(report.dataset_path, split="test"):
+        if t.hops not in shown and (t.language == "zh") == (len(shown) == 1):
+            shown.add(t.hops)
+            typer.echo(f"[{t.hops}-hop, {t.language}] {t.query}\n  solution: {t.solution}\n  answer: {json.dumps(t.answer, ensure_ascii=False)[:200]}")
+        if len(shown) == 3:
+            break
+
+
+def run() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    run()

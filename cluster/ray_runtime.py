@@ -1,0 +1,24 @@
+"""Starting a local Ray or joining a cluster, the same way for every job."""
+
+from __future__ import annotations
+
+import os
+
+import ray
+
+from soay.settings import RaySettings
+
+
+def init_ray(settings: RaySettings) -> str:
+    """Connect to `settings.address` / RAY_ADDRESS if given, else start Ray on this machine.
+
+    Returns the address in use, for the run record. Idempotent: a driver that already called
+    `ray.init` (a Ray Jobs entrypoint, a test) keeps its connection.
+    """
+    if not ray.is_initialized():
+        address = settings.address or os.environ.get("RAY_ADDRESS")
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=settings.num_cpus, include_dashboard=False, log_to_driver=False)
+    return ray.get_runtime_context().gcs_address

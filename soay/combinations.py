@@ -1,0 +1,235 @@
+"""Combinations C = (head input, solution, tail output) of SoAy §4.1, with their query templates.
+
+A combination pins a solution to one intent: which head parameters the question gives, which
+attribute it asks for, and — for the branch and loop kinds — how the result is walked (take the
+first item, loop over every item, keep the best by some attribute, keep those matching a
+condition). The same object drives the code builder and the ground-truth oracle, so a template
+written in YAML is enough to make verified training data for any domain.
+
+Combinations live in `soay/intents/<domain>.yaml` and are checked against the solution library
+when loaded: an unknown solution, attribute or placeholder, or an intent that a shorter solution
+already answers (the concise rule at the level of combinations), is an error.
+"""
+
+from __future__ import annotations
+
+import string
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from soay.solutions import Solution, SolutionLibrary
+from soay.spec import ApiSpec
+
+INTENT_DIR = Path(__file__).parent / "intents"
+LANGUAGES = ("en", "zh")
+
+Pick = Literal["first", "last", "each"]
+Op = Literal["value", "first", "list", "count", "max", "min", "filter", "flatten"]
+
+
+class Where(BaseModel):
+    """Branch condition: keep items whose `attr` contains a value.
+
+    The value is either fixed (`literal`, e.g. the relation "advisor") or comes from the question
+    (`contains` names its placeholder, e.g. a research field).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    attr: str
+    contains: str | None = None
+    literal: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Where:
+        if (self.contains is None) == (self.literal is None):
+            raise ValueError("a condition takes exactly one of `contains` (a placeholder) or `literal`")
+        return self
+
+    def value(self, values: dict[str, str]) -> str:
+        return self.literal if self.literal is not None else values[self.contains]
+
+
+class Answer(BaseModel):
+    """How the final result is read off the last API's output.
+
+    value: one attribute of a record; first/list/count: of a list; max/min: the item with the
+    largest/smallest `by`; filter: items matching `where`; flatten: the union over a loop.
+    `source` says whether the reported attribute comes from the tail API's result or, in a loop,
+    from the item being looped over (e.g. the co-author's name, not the interest matched).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    op: Op = "value"
+    attr: str | None = None
+    by: str | None = None
+    where: Where | None = None
+    source: Literal["tail", "item"] = "tail"
+
+    @model_validator(mode="after")
+    def _check(self) -> Answer:
+        if self.op in ("max", "min") and not self.by:
+            raise ValueError(f"answer op {self.op!r} needs `by`")
+        if self.op == "filter" and not self.where:
+            raise ValueError("answer op 'filter' needs `where`")
+        if self.op != "count" and not self.attr and self.op not in ("list", "first"):
+            raise ValueError(f"answer op {self.op!r} needs `attr`")
+        return self
+
+
+class Combination(BaseModel):
+    """One intent over one solution, with its phrasings per language."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    solution: str
+    inputs: tuple[str, ...]
+    pick: dict[int, Pick] = Field(default_factory=dict)
+    answer: Answer
+    phrasings: dict[str, tuple[str, ...]]
+
+    @cached_property
+    def apis(self) -> tuple[str, ...]:
+        return tuple(p.strip() for p in self.solution.split("->"))
+
+    @property
+    def hops(self) -> int:
+        return len(self.apis)
+
+    @property
+    def loop_hop(self) -> int | None:
+        """The hop whose list is looped over, if this is a loop combination."""
+        each = [i for i, p in self.pick.items() if p == "each"]
+        return each[0] if each else None
+
+    @property
+    def kind(self) -> str:
+        """lookup, branch (a condition on the result) or loop (a call per item)."""
+        if self.loop_hop is not None:
+            return "loop"
+        return "branch" if self.answer.op in ("filter", "max", "min") else "lookup"
+
+    @property
+    def placeholders(self) -> set[str]:
+        where = self.answer.where
+        extra = {where.contains} if where and where.contains else set()
+        return set(self.inputs) | extra
+
+    @property
+    def output(self) -> str:
+        return self.answer.attr or self.answer.op
+
+    def templates(self, language: str) -> tuple[str, ...]:
+        return self.phrasings.get(language, ())
+
+    def template_id(self, language: str, index: int) -> str:
+        return f"{self.id}/{language}/{index}"
+
+
+class CombinationSet:
+    """All combinations of a domain, validated against its solution library."""
+
+    def __init__(self, spec: ApiSpec, combinations: list[Combination], library: SolutionLibrary) -> None:
+        self.spec = spec
+        self.library = library
+        self.combinations = combinations
+        ids = [c.id for c in combinations]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"duplicate combination ids in {spec.domain}")
+        for c in combinations:
+            _validate(c, spec, library)
+
+    def __iter__(self):
+        return iter(self.combinations)
+
+    def __len__(self) -> int:
+        return len(self.combinations)
+
+    @cached_property
+    def by_id(self) -> dict[str, Combination]:
+        return {c.id: c for c in self.combinations}
+
+    def solution(self, combination: Combination) -> Solution:
+        return self.library.get(combination.apis)
+
+    @property
+    def solutions_used(self) -> set[str]:
+        return {c.solution for c in self.combinations}
+
+
+def load_combinations(spec: ApiSpec, library: SolutionLibrary, path: Path | None = None) -> CombinationSet:
+    """Load `soay/intents/<domain>.yaml` (or `path`) and validate it."""
+    path = path or INTENT_DIR / f"{spec.domain}.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(f"no intents file for domain {spec.domain!r} at {path}")
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if raw.get("domain") != spec.domain:
+        raise ValueError(f"{path} is for domain {raw.get('domain')!r}, not {spec.domain!r}")
+    return CombinationSet(spec, [Combination.model_validate(c) for c in raw["combinations"]], library)
+
+
+def _validate(c: Combination, spec: ApiSpec, library: SolutionLibrary) -> None:
+    where = f"combination {c.id!r}"
+    if c.apis not in library:
+        raise ValueError(f"{where}: {c.solution!r} is not in the solution library")
+    solution = library.get(c.apis)
+    head = spec.api(solution.head)
+    for name in c.inputs:
+        head.param(name)
+    if not c.inputs:
+        raise ValueError(f"{where}: needs at least one head input")
+    for hop, pick in c.pick.items():
+        if not 0 <= hop < c.hops - 1:
+            raise ValueError(f"{where}: pick hop {hop} out of range (a pick chooses what feeds the next API)")
+    if sum(p == "each" for p in c.pick.values()) > 1:
+        raise ValueError(f"{where}: at most one loop per combination")
+    if c.loop_hop is not None:
+        if c.answer.op not in ("max", "min", "filter", "flatten", "list"):
+            raise ValueError(f"{where}: op {c.answer.op!r} is not defined for a loop")
+        if any(p != "first" for h, p in c.pick.items() if h > c.loop_hop):
+            raise ValueError(f"{where}: hops after a loop take their first item")
+    _validate_answer(c, spec, solution, where)
+    for lang, templates in c.phrasings.items():
+        if lang not in LANGUAGES:
+            raise ValueError(f"{where}: unsupported language {lang!r}")
+        for t in templates:
+            used = {f for _, f, _, _ in string.Formatter().parse(t) if f}
+            if used != c.placeholders:
+                raise ValueError(f"{where}: template {t!r} uses {sorted(used)}, expected {sorted(c.placeholders)}")
+    if len(c.templates("en")) < 2 or not c.templates("zh"):
+        raise ValueError(f"{where}: needs at least two English phrasings and one Chinese phrasing")
+    if c.loop_hop is None:
+        needed = {a for a in (c.answer.attr, c.answer.by) if a} | ({c.answer.where.attr} if c.answer.where else set())
+        if c.answer.op not in ("count", "list", "first") and (
+            shorter := library.shorter_equivalent(solution, needed)
+        ):
+            raise ValueError(f"{where}: not concise, {shorter} already answers it")
+
+
+def _validate_answer(c: Combination, spec: ApiSpec, solution: Solution, where: str) -> None:
+    tail = spec.api(solution.tail)
+    a = c.answer
+    tail_attrs = set(tail.attribute_names)
+    item_attrs: set[str] = set()
+    if c.loop_hop is not None:
+        looped = spec.api(solution.apis[c.loop_hop])
+        nested = solution.couplings[c.loop_hop].nested
+        item_attrs = {a.name for a in looped.attribute(nested).attributes} if nested else set(looped.attribute_names)
+    if a.source == "item" and c.loop_hop is None:
+        raise ValueError(f"{where}: answer source 'item' needs a loop")
+    reported = item_attrs if a.source == "item" else tail_attrs
+    if a.attr and a.attr not in reported:
+        raise ValueError(f"{where}: answer attribute {a.attr!r} is not returned there")
+    for attr in filter(None, (a.by, a.where.attr if a.where else None)):
+        if attr not in tail_attrs:
+            raise ValueError(f"{where}: {attr!r} is not returned by {tail.name}")
+    if a.op == "value" and tail.returns != "record" and c.loop_hop is None:
+        raise ValueError(f"{where}: op 'value' needs {tail.name} to return a record")
+    if a.op == "flatten" and c.loop_hop is None:
+        raise ValueError(f"{where}: op 'flatten' needs a loop")

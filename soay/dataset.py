@@ -1,0 +1,158 @@
+"""The triplet dataset on disk: shards (JSONL or Parquet) listed in a versioned manifest.
+
+Every writer adds a new version of shards and rewrites the manifest atomically, so a reader
+(training, evaluation, the enlargement loop) always sees a complete dataset, and a version
+number says exactly which data a model was trained on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from soay.triplets import Triplet
+
+MANIFEST = "manifest.json"
+ShardFormat = Literal["jsonl", "parquet"]
+_JSON_COLUMNS = ("combination", "inputs", "answer")
+
+
+class Shard(BaseModel):
+    path: str
+    split: str
+    count: int
+    sha256: str
+    version: int
+    format: ShardFormat
+
+
+class Manifest(BaseModel):
+    domain: str
+    version: int = 0
+    created: str = ""
+    updated: str = ""
+    shards: list[Shard] = Field(default_factory=list)
+    sources: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """What produced each version (settings, spec and intents hashes, generation stats)."""
+
+    def counts(self) -> dict[str, int]:
+        c: Counter = Counter()
+        for s in self.shards:
+            c[s.split] += s.count
+        return dict(c)
+
+
+def load_manifest(root: Path) -> Manifest:
+    path = Path(root) / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(f"no dataset at {root} (missing {MANIFEST}); run `soay generate` first")
+    return Manifest.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def write_version(
+    root: Path,
+    domain: str,
+    triplets: Iterable[Triplet],
+    source: dict[str, Any],
+    shard_size: int = 5000,
+    fmt: ShardFormat = "jsonl",
+) -> Manifest:
+    """Append a new version of shards to the dataset at `root` (created if absent)."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    manifest = load_manifest(root) if (root / MANIFEST).is_file() else Manifest(domain=domain, created=_now())
+    if manifest.domain != domain:
+        raise ValueError(f"dataset at {root} is for domain {manifest.domain!r}, not {domain!r}")
+    version = manifest.version + 1
+    by_split: dict[str, list[Triplet]] = {}
+    for t in triplets:
+        by_split.setdefault(t.split, []).append(t)
+    shards: list[Shard] = []
+    for split, items in sorted(by_split.items()):
+        for n, start in enumerate(range(0, len(items), shard_size)):
+            rel = f"v{version:04d}/{split}-{n:05d}.{fmt}"
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            chunk = items[start : start + shard_size]
+            _write_shard(path, chunk, fmt)
+            shards.append(Shard(path=rel, split=split, count=len(chunk), sha256=_sha256(path), version=version, format=fmt))
+    manifest.version = version
+    manifest.updated = _now()
+    manifest.shards.extend(shards)
+    manifest.sources[str(version)] = source
+    _atomic_write(root / MANIFEST, manifest.model_dump_json(indent=2))
+    return manifest
+
+
+def iter_triplets(root: Path, split: str | None = None, verify: bool = False) -> Iterator[Triplet]:
+    """All triplets of the dataset (optionally one split), checking shard hashes if asked."""
+    root = Path(root)
+    for shard in load_manifest(root).shards:
+        if split is not None and shard.split != split:
+            continue
+        path = root / shard.path
+        if verify and _sha256(path) != shard.sha256:
+            raise ValueError(f"shard {shard.path} does not match its manifest checksum")
+        yield from _read_shard(path, shard.format)
+
+
+def _write_shard(path: Path, triplets: list[Triplet], fmt: ShardFormat) -> None:
+    rows = [t.model_dump(mode="json") for t in triplets]
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    if fmt == "jsonl":
+        with open(tmp, "w", encoding="utf-8") as f:
+            for row in rows:
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        for row in rows:
+            for col in _JSON_COLUMNS:
+                row[col] = json.dumps(row[col], ensure_ascii=False)
+        pq.write_table(pa.Table.from_pylist(rows), tmp)
+    os.replace(tmp, path)
+
+
+def _read_shard(path: Path, fmt: str) -> Iterator[Triplet]:
+    if fmt == "jsonl":
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                yield Triplet.model_validate_json(line)
+    else:
+        import pyarrow.parquet as pq
+
+        for row in pq.read_table(path).to_pylist():
+            for col in _JSON_COLUMNS:
+                row[col] = json.loads(row[col])
+            yield Triplet.model_validate(row)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".manifest-")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

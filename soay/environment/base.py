@@ -1,0 +1,51 @@
+"""What every API environment offers, whatever its domain.
+
+The pipeline (sampling, ground truth, verification) and the HTTP clone only talk to this
+protocol, so a second domain plugs in by implementing it next to its spec.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+from soay.spec import ApiSpec
+
+
+class ApiCallError(Exception):
+    """A call the API itself rejects (bad or missing arguments); the HTTP clone maps it to 4xx."""
+
+
+@runtime_checkable
+class Environment(Protocol):
+    """An API environment over one corpus.
+
+    The API methods carry the spec's API names and parameter names, and return JSON-compatible
+    values only (dicts, lists, str, int, float, bool, None), so a result is the same in-process,
+    through the HTTP clone, and inside the sandbox.
+    """
+
+    spec: ApiSpec
+
+    def call(self, api: str, **kwargs: Any) -> Any:
+        """Call an API by name; raises ApiCallError on unknown APIs or bad arguments."""
+
+    def api_functions(self) -> dict[str, Callable[..., Any]]:
+        """The spec's APIs as plain callables, keyed by API name (what the sandbox exposes)."""
+
+    def sample_entity(self, entity: str, rng: random.Random) -> str:
+        """A uniformly random entity id of the given entity type."""
+
+    def head_inputs(self, api: str, entity_id: str) -> dict[str, str]:
+        """The values a person would type into head API `api` to find this entity.
+
+        Keys are the API's parameter names (e.g. name, organization, interest). Values are
+        what the corpus holds, so a query instantiated with them is answerable.
+        """
+
+    def head_record(self, api: str, entity_id: str) -> dict[str, Any]:
+        """The record head API `api` returns for this entity when it is the right match."""
+
+    def close(self) -> None:
+        """Release the underlying connection."""

@@ -1,0 +1,237 @@
+"""The caller's side of the sandbox: a handle on one long-lived sandbox server process.
+
+Generated code never runs in the caller's process, and neither does the environment it calls:
+both live in the server (soay/sandbox/server.py), which forks a child per snippet. The caller
+checks the policy first (cheap, and the messages are precise), ships the code over a pipe and
+waits for the outcome with its own deadline, so even a wedged server cannot hang the caller.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from soay.sandbox.policy import PolicyViolation, check_code
+from soay.sandbox.protocol import (
+    ErrorType,
+    FrameTimeout,
+    Limits,
+    ProtocolError,
+    recv_frame,
+    send_frame,
+)
+
+# The directory holding the `soay` package, so the server can import it whatever the cwd.
+_PROJECT_ROOT = str(Path(__file__).resolve().parents[2])
+# Building an environment may load a whole corpus; past this the server is considered stuck.
+START_TIMEOUT_S = 300.0
+# On top of the server's own wall-clock handling of a snippet (limit + kill + reap), after which
+# the caller gives up on the server and replaces it.
+SERVER_GRACE_S = 5.0
+STOP_TIMEOUT_S = 2.0
+
+
+@dataclass
+class ExecutionResult:
+    """How one snippet ended.
+
+    ok: the snippet ran and left a JSON-compatible ``final_result``.
+    result: that value (lists for tuples and sets), None when not ok.
+    error / error_type: a readable message and its category ("policy", "timeout", "memory",
+        "recursion", "runtime", "output_too_large", "no_result", "crash"); None when ok.
+    stdout: captured print output, bounded by Limits.max_output_bytes.
+    calls: the API calls made, in order, as {"api": name, "args": {param: value}}; on failure,
+        those made up to the failure (empty when the process was killed before reporting).
+    duration_s: wall-clock time of Sandbox.run for this snippet, overheads included.
+    """
+
+    ok: bool
+    result: Any = None
+    error: str | None = None
+    error_type: ErrorType | None = None
+    stdout: str = ""
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    duration_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-compatible dict of all fields."""
+        return asdict(self)
+
+
+class Sandbox:
+    """Runs untrusted generated code against an environment's APIs, one snippet at a time.
+
+    env_factory: "package.module:callable"; called in the server as ``callable(**env_kwargs)``
+        to build the environment whose ``api_functions()`` the snippets may call. env_kwargs
+        must be JSON-compatible (they travel to the server in a frame).
+    limits: per-snippet limits, see Limits.
+
+    Thread-safe (runs are serialised). Use as a context manager or call close(); a server whose
+    caller vanished exits on its own when its stdin closes.
+    """
+
+    def __init__(
+        self,
+        env_factory: str,
+        env_kwargs: dict[str, Any] | None = None,
+        limits: Limits = Limits(),
+    ) -> None:
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pid: int | None = None
+        self._closed = False
+        self.env_factory = env_factory
+        self.env_kwargs = dict(env_kwargs or {})
+        self.limits = limits
+        self.api_names: frozenset[str] = frozenset()
+        self._start()
+
+    @property
+    def pid(self) -> int:
+        """Process id of the current (or, after close, the last) server."""
+        assert self._pid is not None  # set by the constructor's successful start
+        return self._pid
+
+    def run(self, code: str) -> ExecutionResult:
+        """Run one snippet and report how it ended; never raises for anything the code does.
+
+        Raises RuntimeError only when the sandbox is closed, or when its server is gone and
+        cannot be started again.
+        """
+        if not isinstance(code, str):
+            raise TypeError(f"code must be a str, not {type(code).__name__}")
+        if self._closed:
+            raise RuntimeError("sandbox is closed")
+        started = time.perf_counter()
+        try:
+            check_code(code, self.api_names)
+        except PolicyViolation as exc:
+            return ExecutionResult(
+                ok=False,
+                error=exc.message,
+                error_type=exc.error_type,
+                duration_s=time.perf_counter() - started,
+            )
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("sandbox is closed")
+            outcome = self._exchange(code)
+        return ExecutionResult(**outcome, duration_s=time.perf_counter() - started)
+
+    def close(self) -> None:
+        """Stop the server; idempotent. Further run() calls raise RuntimeError."""
+        lock = getattr(self, "_lock", None)
+        if lock is None:  # the constructor failed before anything was started
+            return
+        with lock:
+            self._closed = True
+            proc, self._proc = self._proc, None
+        if proc is not None:
+            _stop(proc)
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - at interpreter shutdown modules may be half gone
+            pass
+
+    # --- server lifecycle ----------------------------------------------------------------
+
+    def _start(self) -> None:
+        """Start a server and build the environment in it; RuntimeError if that fails."""
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (_PROJECT_ROOT, env.get("PYTHONPATH", "")) if p
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "soay.sandbox.server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            bufsize=0,
+            # Its own session: a Ctrl-C meant for the caller must not kill the server mid-run.
+            start_new_session=True,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        init = {
+            "op": "init",
+            "env_factory": self.env_factory,
+            "env_kwargs": self.env_kwargs,
+            "limits": self.limits.to_dict(),
+            # Lets the server import the factory exactly as the caller could.
+            "sys_path": [entry for entry in sys.path if entry],
+        }
+        try:
+            send_frame(proc.stdin.fileno(), init)
+            reply = recv_frame(proc.stdout.fileno(), time.monotonic() + START_TIMEOUT_S)
+        except (OSError, ProtocolError, FrameTimeout) as exc:
+            _stop(proc)
+            raise RuntimeError(f"sandbox server failed to start: {exc!r}") from exc
+        if reply is None or not reply.get("ok"):
+            _stop(proc)
+            detail = "it exited" if reply is None else reply.get("error")
+            raise RuntimeError(f"sandbox server failed to start: {detail}")
+        self._proc, self._pid = proc, proc.pid
+        self.api_names = frozenset(reply["api_names"])
+
+    def _exchange(self, code: str) -> dict[str, Any]:
+        """Send one snippet to the server and return its outcome; caller holds the lock.
+
+        A server found dead before sending is replaced first (the snippet is not to blame).
+        A server that dies or hangs while running the snippet is replaced once, and the
+        snippet is reported as a crash.
+        """
+        if self._proc is None or self._proc.poll() is not None:
+            self._replace_server()
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None and proc.stdout is not None
+        deadline = time.monotonic() + self.limits.wall_seconds + SERVER_GRACE_S
+        try:
+            send_frame(proc.stdin.fileno(), {"op": "run", "code": code})
+            outcome = recv_frame(proc.stdout.fileno(), deadline)
+            if outcome is None:
+                raise ProtocolError("the server closed its output")
+        except (OSError, ProtocolError, FrameTimeout) as exc:
+            reason = "did not answer in time" if isinstance(exc, FrameTimeout) else "died"
+            message = f"the sandbox server {reason} while running this snippet"
+            try:
+                self._replace_server()
+            except RuntimeError as restart_error:
+                message += f"; restarting it failed: {restart_error}"
+            else:
+                message += "; it was restarted"
+            return {"ok": False, "error": message, "error_type": "crash"}
+        return outcome
+
+    def _replace_server(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            _stop(proc)
+        self._start()
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """End a server: EOF on its stdin asks it to exit; SIGKILL if it does not, then reap it."""
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None:
+            try:
+                stream.close()
+            except OSError:
+                pass
+    try:
+        proc.wait(timeout=STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

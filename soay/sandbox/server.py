@@ -1,0 +1,546 @@
+"""The sandbox server: ``python -m soay.sandbox.server``, one long-lived process per Sandbox.
+
+Why this shape: starting a Python interpreter and building an API environment per snippet costs
+hundreds of milliseconds, far too slow for a pipeline that verifies tens of snippets per second.
+So the server builds the environment once and ``fork()``s a child per snippet. The fork is
+cheap (copy-on-write; the server freezes its objects out of the GC so children do not dirty
+their pages), and every snippet starts from the same pristine state: whatever a snippet does to
+the environment or the interpreter dies with its child.
+
+The child lowers its own limits (address space, CPU, recursion), runs the policy check again,
+executes the code against the safe builtins and traced API wrappers, and reports one frame on a
+pipe. The server waits for that frame with a wall-clock deadline, SIGKILLs a child that
+overstays, and turns a child that died without reporting into a classified error. The server
+never executes generated code itself, so it survives whatever a snippet does.
+
+Protocol on stdin/stdout (frames from soay.sandbox.protocol): the caller sends an ``init``
+message (env_factory, env_kwargs, limits, sys_path) and gets ``{"ok": true, "api_names": [...]}``
+or ``{"ok": false, "error": ...}``; then each ``{"op": "run", "code": ...}`` gets one outcome
+dict (the ExecutionResult fields except duration_s). EOF or ``{"op": "close"}`` ends the server.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import importlib
+import inspect
+import json
+import math
+import os
+import resource
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any, NamedTuple, NoReturn
+
+from soay.sandbox.builtins import with_print
+from soay.sandbox.policy import RESULT_NAME, PolicyViolation, check_code
+from soay.sandbox.protocol import (
+    ErrorType,
+    FrameTimeout,
+    Limits,
+    ProtocolError,
+    recv_frame,
+    send_frame,
+)
+
+SNIPPET_FILENAME = "<snippet>"
+# Time a child gets beyond wall_seconds to notice its own timer and report before the SIGKILL.
+KILL_GRACE_S = 0.5
+# Frames generated code may stack on top of the child's own (the default 1000 is more than
+# API-composition code needs, and a shallower limit fails runaway recursion sooner).
+RECURSION_HEADROOM = 300
+# How often the child's timers re-fire after expiry, so a bare ``except:`` cannot swallow them.
+TIMER_REPEAT_S = 0.1
+# Exit statuses of a child that could not report its outcome: out of memory even after freeing
+# the snippet's data, or anything else (e.g. the server went away).
+CHILD_REPORT_FAILED = 70
+CHILD_OUT_OF_MEMORY = 71
+# Bounds on texts echoed back (error messages, repr of odd API arguments).
+MAX_MESSAGE_CHARS = 2_000
+MAX_ARG_REPR_CHARS = 200
+_PR_SET_PDEATHSIG = 1
+
+
+class _Interrupted(BaseException):
+    """Raised inside the child by its CPU / wall-clock timers.
+
+    A BaseException so that ``except Exception`` in generated code does not swallow it.
+    """
+
+
+class _ResultError(Exception):
+    """``final_result`` is missing, not JSON-compatible, or too large."""
+
+    def __init__(self, error_type: ErrorType, message: str) -> None:
+        super().__init__(message)
+        self.error_type: ErrorType = error_type
+
+
+class _Api(NamedTuple):
+    """An environment API and its signature (computed once in the server, not per snippet)."""
+
+    func: Callable[..., Any]
+    signature: inspect.Signature | None
+
+
+def _outcome(
+    error_type: ErrorType | None,
+    error: str | None,
+    *,
+    result: Any = None,
+    stdout: str = "",
+    calls: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """One reply frame; ok exactly when there is no error."""
+    return {
+        "ok": error_type is None,
+        "result": result if error_type is None else None,
+        "error": error,
+        "error_type": error_type,
+        "stdout": stdout,
+        "calls": calls or [],
+    }
+
+
+def _clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+# --- JSON conversion -------------------------------------------------------------------------
+
+
+class _NotSerialisable(Exception):
+    pass
+
+
+def _jsonable(value: Any) -> Any:
+    """A JSON-compatible copy of `value`: tuples/sets become lists (sets sorted when possible).
+
+    Exact type checks on purpose: anything but plain data (functions, generators, ranges,
+    exceptions...) is an error rather than something silently stringified.
+    """
+    kind = type(value)
+    if value is None or kind in (str, int, float, bool):
+        return value
+    if kind in (list, tuple):
+        return [_jsonable(item) for item in value]
+    if kind in (set, frozenset):
+        items = [_jsonable(item) for item in value]
+        try:
+            items.sort()
+        except TypeError:  # mixed types keep iteration order
+            pass
+        return items
+    if kind is dict:
+        converted = {}
+        for key, item in value.items():
+            if type(key) is str:
+                name = key
+            elif key is None or type(key) in (int, float, bool):
+                name = json.dumps(key)  # the key json itself would write
+            else:
+                raise _NotSerialisable(f"dict key of type {type(key).__name__}")
+            converted[name] = _jsonable(item)
+        return converted
+    raise _NotSerialisable(f"value of type {kind.__name__}")
+
+
+def _json_safe(value: Any) -> Any:
+    """For call traces: the JSON form when there is one, else a short repr."""
+    try:
+        return _jsonable(value)
+    except (_NotSerialisable, RecursionError):
+        return _clip(repr(value), MAX_ARG_REPR_CHARS)
+
+
+def _serialise_result(value: Any, max_bytes: int) -> Any:
+    """The JSON form of ``final_result``, checked against the output bound."""
+    try:
+        converted = _jsonable(value)
+        size = len(json.dumps(converted, ensure_ascii=True))
+    except _NotSerialisable as exc:
+        raise _ResultError("runtime", f"result is not JSON-serialisable: {exc}") from None
+    except RecursionError:
+        raise _ResultError(
+            "runtime", "result is not JSON-serialisable: nested too deeply or cyclic"
+        ) from None
+    except ValueError as exc:  # e.g. an int with more digits than str() allows
+        raise _ResultError("runtime", f"result is not JSON-serialisable: {exc}") from None
+    if size > max_bytes:
+        raise _ResultError(
+            "output_too_large",
+            f"{RESULT_NAME} is too large: {size} bytes serialised, limit {max_bytes}",
+        )
+    return converted
+
+
+# --- the child's view of the world ----------------------------------------------------------
+
+
+class _BoundedOutput:
+    """The snippet's ``print``: captures text up to a byte budget, then drops the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._left = limit
+        self._parts: list[bytes] = []
+        self._truncated = False
+
+    def print(
+        self, *values: Any, sep: str | None = " ", end: str | None = "\n", flush: bool = False
+    ) -> None:
+        """Like the builtin (``flush`` is accepted and meaningless); no ``file`` argument."""
+        if self._truncated:
+            return
+        text = (" " if sep is None else sep).join(map(str, values)) + ("\n" if end is None else end)
+        data = text.encode("utf-8", "replace")
+        if len(data) > self._left:
+            data = data[: self._left]
+            self._truncated = True
+        self._parts.append(data)
+        self._left -= len(data)
+
+    def text(self) -> str:
+        captured = b"".join(self._parts).decode("utf-8", "ignore")
+        if self._truncated:
+            captured += f"\n[stdout truncated at {self._limit} bytes]"
+        return captured
+
+
+def _call_args(
+    signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """The arguments of one API call by parameter name, JSON-safe, for the call trace."""
+    named: dict[str, Any] = kwargs
+    if args:
+        try:
+            if signature is None:
+                raise TypeError
+            named = dict(signature.bind(*args, **kwargs).arguments)
+        except TypeError:  # let the call itself raise the real error; trace what was passed
+            named = {**{f"#{i}": arg for i, arg in enumerate(args)}, **kwargs}
+    return {name: _json_safe(value) for name, value in named.items()}
+
+
+def _traced(
+    name: str, api: _Api, calls: list[dict[str, Any]], max_calls: int
+) -> Callable[..., Any]:
+    """Wrap an API so each call is appended to `calls` before it runs (so failures are traced).
+
+    Exceptions from the API propagate unchanged: generated code may catch them, and uncaught
+    ones become "runtime" errors naming the exception and line.
+    """
+
+    def call_api(*args: Any, **kwargs: Any) -> Any:
+        if len(calls) >= max_calls:
+            raise RuntimeError(f"too many API calls (limit {max_calls} per snippet)")
+        calls.append({"api": name, "args": _call_args(api.signature, args, kwargs)})
+        return api.func(*args, **kwargs)
+
+    call_api.__name__ = call_api.__qualname__ = name
+    return call_api
+
+
+class _Timers:
+    """CPU (ITIMER_PROF) and wall-clock (ITIMER_REAL) timers that interrupt the snippet.
+
+    They give a graceful timeout, with stdout and the call trace so far; RLIMIT_CPU and the
+    server's SIGKILL remain as backstops for code stuck in C or swallowing the interruption.
+    """
+
+    def __init__(self, limits: Limits) -> None:
+        self._limits = limits
+        self._armed = False
+
+    def _fire(self, signum: int, _frame: Any) -> None:
+        if not self._armed:
+            return
+        if signum == signal.SIGPROF:
+            raise _Interrupted(f"exceeded the CPU limit of {self._limits.cpu_seconds:g} s")
+        raise _Interrupted(f"exceeded the wall-clock limit of {self._limits.wall_seconds:g} s")
+
+    def arm(self) -> None:
+        self._armed = True
+        signal.signal(signal.SIGPROF, self._fire)
+        signal.signal(signal.SIGALRM, self._fire)
+        signal.setitimer(signal.ITIMER_PROF, self._limits.cpu_seconds, TIMER_REPEAT_S)
+        signal.setitimer(signal.ITIMER_REAL, self._limits.wall_seconds, TIMER_REPEAT_S)
+
+    def disarm(self) -> None:
+        self._armed = False
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def _lower_rlimit(which: int, soft: int, hard: int) -> None:
+    """Set a resource limit, never above a hard limit the server already runs under."""
+    _, current_hard = resource.getrlimit(which)
+    if current_hard != resource.RLIM_INFINITY:
+        hard = min(hard, current_hard)
+    resource.setrlimit(which, (min(soft, hard), hard))
+
+
+def _apply_rlimits(limits: Limits) -> None:
+    """Kernel-enforced limits for this child: memory on top of what it maps now, CPU, no cores."""
+    with open("/proc/self/statm") as statm:
+        mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    address_space = mapped + limits.memory_mb * 1024 * 1024
+    _lower_rlimit(resource.RLIMIT_AS, address_space, address_space)
+    # Backstop behind the ITIMER_PROF interruption: SIGXCPU one second later, SIGKILL after that.
+    cpu = math.ceil(limits.cpu_seconds) + 1
+    _lower_rlimit(resource.RLIMIT_CPU, cpu, cpu + 1)
+    _lower_rlimit(resource.RLIMIT_CORE, 0, 0)  # SIGXCPU would otherwise dump a core
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    """libc's prctl, resolved once in the server (every page a child touches costs a copy)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
+    except (OSError, AttributeError):  # not Linux: the timers and rlimits still bound a child
+        return None
+
+
+_PRCTL = _load_prctl()
+
+
+def _die_with_parent() -> None:
+    """Have the kernel SIGKILL this child if the server dies, so no snippet outlives it."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _stack_depth() -> int:
+    frame = sys._getframe()
+    depth = 0
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back  # type: ignore[assignment]
+    return depth
+
+
+def _snippet_line(exc: BaseException) -> int | None:
+    """The innermost line of generated code in the exception's traceback."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == SNIPPET_FILENAME:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+# --- the server ------------------------------------------------------------------------------
+
+
+class _Server:
+    """Runs snippets in forked children against one environment's APIs."""
+
+    def __init__(self, apis: dict[str, _Api], limits: Limits, inherited_fds: tuple[int, ...]):
+        self._apis = apis
+        self._limits = limits
+        self._inherited_fds = inherited_fds
+
+    def run(self, code: str) -> dict[str, Any]:
+        """Execute one snippet in a fresh child and return its outcome."""
+        try:
+            read_fd, write_fd = os.pipe()
+        except OSError as exc:
+            return _outcome("crash", f"could not create a pipe for the snippet: {exc}")
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            os.close(read_fd)
+            os.close(write_fd)
+            return _outcome("crash", f"could not fork a child for the snippet: {exc}")
+        if pid == 0:
+            os.close(read_fd)
+            self._child_main(code, write_fd)
+        os.close(write_fd)
+        try:
+            return self._collect(pid, read_fd)
+        finally:
+            os.close(read_fd)
+
+    def _collect(self, pid: int, read_fd: int) -> dict[str, Any]:
+        """Wait for the child's report within the wall-clock limit; classify a silent death."""
+        deadline = time.monotonic() + self._limits.wall_seconds + KILL_GRACE_S
+        killed = False
+        try:
+            outcome = recv_frame(read_fd, deadline)
+        except FrameTimeout:
+            os.kill(pid, signal.SIGKILL)
+            killed = True
+            outcome = None
+        except ProtocolError:  # died mid-report
+            outcome = None
+        _, status, usage = os.wait4(pid, 0)
+        if outcome is not None:
+            return outcome
+        return self._classify_death(status, usage, killed)
+
+    def _classify_death(self, status: int, usage: Any, killed: bool) -> dict[str, Any]:
+        limits = self._limits
+        if killed:
+            return _outcome(
+                "timeout", f"exceeded the wall-clock limit of {limits.wall_seconds:g} s (killed)"
+            )
+        if os.WIFSIGNALED(status):
+            signum = os.WTERMSIG(status)
+            cpu_used = usage.ru_utime + usage.ru_stime
+            if signum in (signal.SIGXCPU, signal.SIGKILL) and cpu_used >= limits.cpu_seconds:
+                return _outcome(
+                    "timeout", f"exceeded the CPU limit of {limits.cpu_seconds:g} s (killed)"
+                )
+            if signum == signal.SIGKILL:
+                return _outcome(
+                    "memory", "killed by the system, most likely for using too much memory"
+                )
+            return _outcome("crash", f"the snippet's process crashed ({signal.Signals(signum).name})")
+        code = os.WEXITSTATUS(status)
+        if code == CHILD_OUT_OF_MEMORY:
+            return _outcome("memory", f"exceeded the memory limit of {limits.memory_mb} MB")
+        if code == CHILD_REPORT_FAILED:
+            return _outcome("crash", "the snippet's process failed while reporting its outcome")
+        return _outcome("crash", f"the snippet's process exited with status {code} without a report")
+
+    def _child_main(self, code: str, write_fd: int) -> NoReturn:
+        """Body of the forked child: run the snippet, report one frame, exit without cleanup."""
+        status = CHILD_REPORT_FAILED
+        try:
+            for fd in self._inherited_fds:  # the caller's pipes are the server's business only
+                os.close(fd)
+            _die_with_parent()
+            send_frame(write_fd, self._execute(code))
+            status = 0
+        except MemoryError:
+            status = CHILD_OUT_OF_MEMORY
+        finally:
+            os._exit(status)
+
+    def _execute(self, code: str) -> dict[str, Any]:
+        limits = self._limits
+        _apply_rlimits(limits)
+        calls: list[dict[str, Any]] = []
+        output = _BoundedOutput(limits.max_output_bytes)
+        namespace: dict[str, Any] = {"__builtins__": with_print(output.print)}
+        for name, api in self._apis.items():
+            namespace[name] = _traced(name, api, calls, limits.max_api_calls)
+        sys.setrecursionlimit(_stack_depth() + RECURSION_HEADROOM)
+        timers = _Timers(limits)
+        timers.arm()
+        try:
+            tree = check_code(code, self._apis)
+            exec(compile(tree, SNIPPET_FILENAME, "exec", dont_inherit=True), namespace)
+            if RESULT_NAME not in namespace:
+                raise _ResultError("no_result", f"the code ran but never set {RESULT_NAME}")
+            result = _serialise_result(namespace[RESULT_NAME], limits.max_output_bytes)
+        except BaseException as exc:  # noqa: BLE001 - every way a snippet can fail is reported
+            timers.disarm()
+            line = _snippet_line(exc)
+            # Free the snippet's data (globals and the locals its traceback keeps alive) before
+            # building the report: after a MemoryError there may be no headroom left.
+            traceback.clear_frames(exc.__traceback__)
+            namespace.clear()
+            error_type, message = self._classify_exception(exc, line)
+            return _outcome(error_type, message, stdout=output.text(), calls=calls)
+        timers.disarm()
+        return _outcome(None, None, result=result, stdout=output.text(), calls=calls)
+
+    def _classify_exception(self, exc: BaseException, line: int | None) -> tuple[ErrorType, str]:
+        """The error category and message for an exception that ended the snippet."""
+        if isinstance(exc, _Interrupted):
+            return "timeout", str(exc)
+        if isinstance(exc, PolicyViolation):
+            return exc.error_type, exc.message
+        if isinstance(exc, _ResultError):
+            return exc.error_type, str(exc)
+        where = f" (line {line})" if line is not None else ""
+        if isinstance(exc, MemoryError):
+            return "memory", f"exceeded the memory limit of {self._limits.memory_mb} MB{where}"
+        text = str(exc)
+        described = _clip(f"{type(exc).__name__}: {text}{where}" if text else f"{type(exc).__name__}{where}")
+        return ("recursion" if isinstance(exc, RecursionError) else "runtime"), described
+
+
+# --- startup ---------------------------------------------------------------------------------
+
+
+def _claim_protocol_fds() -> tuple[int, int]:
+    """Move the protocol pipes off fds 0/1 so nothing else can read or write them.
+
+    An environment that prints, or a C library that writes to fd 1, would otherwise corrupt
+    the frame stream; such output goes to stderr instead.
+    """
+    proto_in, proto_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    sys.stdout = sys.stderr
+    return proto_in, proto_out
+
+
+def _load_factory(spec: str) -> Callable[..., Any]:
+    module_name, sep, attr_path = spec.partition(":")
+    if not (module_name and sep and attr_path):
+        raise ValueError(f"env_factory must look like 'package.module:callable', got {spec!r}")
+    factory: Any = importlib.import_module(module_name)
+    for part in attr_path.split("."):
+        factory = getattr(factory, part)
+    if not callable(factory):
+        raise TypeError(f"env_factory {spec!r} is not callable")
+    return factory
+
+
+def _collect_apis(env: Any) -> dict[str, _Api]:
+    functions = env.api_functions()
+    apis: dict[str, _Api] = {}
+    for name, func in functions.items():
+        if not (isinstance(name, str) and name.isidentifier() and not name.startswith("_")):
+            raise ValueError(f"API name {name!r} cannot be exposed to generated code")
+        if not callable(func):
+            raise TypeError(f"API {name!r} is not callable")
+        try:
+            signature: inspect.Signature | None = inspect.signature(func)
+        except (TypeError, ValueError):
+            signature = None
+        apis[name] = _Api(func, signature)
+    return apis
+
+
+def main() -> None:
+    """Serve the caller on stdin/stdout until it closes the pipe or says close."""
+    proto_in, proto_out = _claim_protocol_fds()
+    init = recv_frame(proto_in)
+    if init is None:
+        return
+    try:
+        limits = Limits(**init["limits"])
+        sys.path[:0] = [entry for entry in init["sys_path"] if entry not in sys.path]
+        env = _load_factory(init["env_factory"])(**init["env_kwargs"])
+        apis = _collect_apis(env)
+    except Exception:  # noqa: BLE001 - reported to the caller, which raises
+        send_frame(proto_out, {"ok": False, "error": _clip(traceback.format_exc(), 8_000)})
+        return
+    send_frame(proto_out, {"ok": True, "api_names": sorted(apis)})
+    # Everything built so far is long-lived; keeping the GC off it means forked children do
+    # not touch (and so copy) its pages.
+    gc.freeze()
+    server = _Server(apis, limits, inherited_fds=(proto_in, proto_out))
+    while True:
+        message = recv_frame(proto_in)
+        if message is None or message.get("op") != "run":
+            return
+        try:
+            outcome = server.run(message["code"])
+        except Exception as exc:  # noqa: BLE001 - the server outlives any single snippet
+            outcome = _outcome("crash", f"sandbox server error: {type(exc).__name__}: {exc}")
+        send_frame(proto_out, outcome)
+
+
+if __name__ == "__main__":
+    main()

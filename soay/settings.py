@@ -1,0 +1,106 @@
+"""The one typed settings object of the stack.
+
+Values come, highest priority first, from explicit arguments, environment variables
+(`SOAY_<SECTION>__<KEY>`, e.g. `SOAY_DATA__CORPUS_SIZE=50000`), the YAML file named by
+`SOAY_CONFIG` (or `soay --config FILE`), and the defaults below, which are the embedded defaults
+that run on a fresh 2-core CPU machine.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, YamlConfigSettingsSource
+
+CONFIG_ENV = "SOAY_CONFIG"
+
+
+class DataSettings(BaseModel):
+    root: Path = Path("data")
+    """Where corpora and datasets live: <root>/<domain>/corpus.sqlite and <root>/<domain>/dataset/."""
+    domain: str = "aminer"
+    corpus_size: int = Field(20_000, ge=100)
+    """Persons (aminer) or movies (movies) in the generated corpus; more costs build time and disk."""
+    seed: int = 0
+    max_hops: int = Field(3, ge=1, le=5)
+    test_fraction: float = Field(0.1, gt=0.0, lt=1.0)
+    """Share of entities reserved for the test split (by hash of their id)."""
+    train_per_combination: int = Field(200, ge=1)
+    test_per_combination: int = Field(20, ge=1)
+    unit_size: int = Field(50, ge=1)
+    """Triplets per Ray work unit: smaller balances load better, larger costs less scheduling."""
+    shard_size: int = Field(5000, ge=1)
+    shard_format: Literal["jsonl", "parquet"] = "jsonl"
+
+    def corpus_path(self, domain: str | None = None) -> Path:
+        return self.root / (domain or self.domain) / "corpus.sqlite"
+
+    def dataset_path(self, domain: str | None = None) -> Path:
+        return self.root / (domain or self.domain) / "dataset"
+
+
+class SandboxSettings(BaseModel):
+    cpu_seconds: float = Field(2.0, gt=0)
+    wall_seconds: float = Field(5.0, gt=0)
+    memory_mb: int = Field(256, ge=32)
+    max_output_bytes: int = Field(1_000_000, ge=1024)
+    api_backend: Literal["inprocess", "http"] = "inprocess"
+    """inprocess: the sandbox opens the SQLite corpus itself; http: it calls the API clone at api_url."""
+    api_url: str = "http://127.0.0.1:8300"
+
+
+class RaySettings(BaseModel):
+    address: str | None = None
+    """A Ray cluster to join (also read from RAY_ADDRESS); None starts a local Ray."""
+    num_cpus: int | None = None
+    """Logical CPUs of a local Ray; None lets Ray count them."""
+    workers: int = Field(2, ge=1)
+    """Parallel generation workers (Ray actors, one CPU each)."""
+
+
+class TeacherSettings(BaseModel):
+    """An optional OpenAI-compatible teacher (e.g. a vLLM server) that paraphrases and proposes code."""
+
+    enabled: bool = False
+    base_url: str = "http://127.0.0.1:8000/v1"
+    model: str = "teacher"
+    api_key: str = "EMPTY"
+    paraphrases_per_template: int = Field(2, ge=0)
+    propose_code: bool = False
+    timeout_seconds: float = Field(30.0, gt=0)
+
+
+class ApiServerSettings(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = Field(8300, ge=1, le=65535)
+    max_body_bytes: int = Field(65_536, ge=1024)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SOAY_", env_nested_delimiter="__", extra="forbid")
+
+    data: DataSettings = DataSettings()
+    sandbox: SandboxSettings = SandboxSettings()
+    ray: RaySettings = RaySettings()
+    teacher: TeacherSettings = TeacherSettings()
+    api_server: ApiServerSettings = ApiServerSettings()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        config = os.environ.get(CONFIG_ENV)
+        if config:
+            if not Path(config).is_file():
+                raise FileNotFoundError(f"{CONFIG_ENV}={config!r}: no such settings file")
+            sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=config))
+        return tuple(sources)

@@ -1,0 +1,175 @@
+"""Triplet generation sharded over Ray (the `soay generate` job).
+
+The driver plans work units (combination x split x a chunk of triplets), hands them to a pool of
+Ray actors — each holds the environment and a warm sandbox — and writes what comes back as a new
+version of the dataset. Results travel back through the object store rather than a shared disk,
+so the same code runs on a laptop and on a multi-node cluster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray.util import ActorPool
+from tqdm import tqdm
+
+from cluster.ray_runtime import init_ray
+from soay.combinations import INTENT_DIR
+from soay.dataset import MANIFEST, Manifest, write_version
+from soay.domains import get_domain
+from soay.sandbox import Limits, Sandbox
+from soay.settings import SandboxSettings, Settings
+from soay.spec import SPEC_DIR
+from soay.triplets import Triplet, TripletFactory, WorkUnit
+from training.corpus import ensure_corpus
+from training.teacher import Teacher
+
+HTTP_ENV_FACTORY = "serving.api_client:open_remote_environment"
+
+
+@dataclass
+class GenerationReport:
+    manifest: Manifest
+    dataset_path: Path
+    kept: int
+    seconds: float
+    stats: dict[str, int]
+    workers: int
+
+    @property
+    def triplets_per_second(self) -> float:
+        return self.kept / self.seconds if self.seconds else 0.0
+
+
+def sandbox_for(domain_name: str, db_path: Path, settings: SandboxSettings) -> Sandbox:
+    """A sandbox whose APIs are the corpus in-process, or the HTTP clone, as configured."""
+    limits = Limits(settings.cpu_seconds, settings.wall_seconds, settings.memory_mb, settings.max_output_bytes)
+    if settings.api_backend == "http":
+        return Sandbox(HTTP_ENV_FACTORY, {"base_url": settings.api_url, "domain": domain_name}, limits)
+    return Sandbox(get_domain(domain_name).env_factory, {"db_path": str(db_path)}, limits)
+
+
+@ray.remote(num_cpus=1)
+class GenerationWorker:
+    """Holds one environment, one sandbox and one factory for the life of the job."""
+
+    def __init__(
+        self,
+        domain_name: str,
+        db_path: str,
+        settings: Settings,
+        paraphrases: dict[str, dict[str, list[str]]],
+    ) -> None:
+        domain = get_domain(domain_name)
+        self.env = domain.open_environment(db_path)
+        self.sandbox = sandbox_for(domain_name, Path(db_path), settings.sandbox)
+        teacher = Teacher(settings.teacher, domain.spec) if settings.teacher.enabled and settings.teacher.propose_code else None
+        self.factory = TripletFactory(
+            self.env,
+            domain.combinations,
+            self.sandbox.run,
+            test_fraction=settings.data.test_fraction,
+            paraphrases=paraphrases,
+            propose_code=teacher.propose_code if teacher else None,
+        )
+
+    def run(self, unit: WorkUnit) -> tuple[list[dict[str, Any]], dict[str, int]]:
+        result = self.factory.make(unit)
+        return [t.model_dump(mode="json") for t in result.triplets], dict(result.stats)
+
+
+def plan_units(combination_ids: list[str], train: int, test: int, unit_size: int, seed: int) -> list[WorkUnit]:
+    """Split the wanted counts into units of at most `unit_size`, each with its own seed."""
+    units: list[WorkUnit] = []
+    for cid in combination_ids:
+        for split, total in (("train", train), ("test", test)):
+            for k, start in enumerate(range(0, total, unit_size)):
+                units.append(WorkUnit(cid, split, min(unit_size, total - start), seed * 1_000_003 + k))
+    return units
+
+
+def generate(
+    settings: Settings,
+    domain_name: str | None = None,
+    out: Path | None = None,
+    overwrite: bool = False,
+    show_progress: bool = True,
+) -> GenerationReport:
+    """Build the corpus if needed, generate verified triplets on Ray, write a fresh dataset.
+
+    An existing dataset is kept unless `overwrite`: it may hold enlarged versions that took
+    real user traffic to collect.
+    """
+    data = settings.data
+    domain_name = domain_name or data.domain
+    domain = get_domain(domain_name)
+    out = Path(out or data.dataset_path(domain_name))
+    if (out / MANIFEST).exists():
+        if not overwrite:
+            raise FileExistsError(f"a dataset already exists at {out}; pass --overwrite to replace it")
+        shutil.rmtree(out)
+    db_path = ensure_corpus(domain_name, data.corpus_path(domain_name), data.corpus_size, data.seed, show_progress)
+    paraphrases = Teacher(settings.teacher, domain.spec).paraphrase_all(domain.combinations) if settings.teacher.enabled else {}
+
+    ray_address = init_ray(settings.ray)
+    units = plan_units([c.id for c in domain.combinations], data.train_per_combination, data.test_per_combination, data.unit_size, data.seed)
+    workers = [GenerationWorker.remote(domain_name, str(db_path), settings, paraphrases) for _ in range(settings.ray.workers)]
+    pool = ActorPool(workers)
+    for unit in units:
+        pool.submit(lambda actor, u: actor.run.remote(u), unit)
+
+    start = time.perf_counter()
+    stats: Counter = Counter()
+    kept: dict[tuple, Triplet] = {}
+    wanted = sum(u.count for u in units)
+    with tqdm(total=wanted, desc=f"generate {domain_name}", unit="triplet", disable=not show_progress, smoothing=0.1) as bar:
+        while pool.has_next():
+            rows, unit_stats = pool.get_next_unordered()
+            stats.update(unit_stats)
+            for row in rows:
+                t = Triplet.model_validate(row)
+                key = (t.combination.id, t.entity_id, tuple(sorted(t.inputs.items())))
+                if key in kept:
+                    stats["duplicate_across_units"] += 1
+                else:
+                    kept[key] = t
+            bar.update(unit_stats.get("kept", 0))
+            bar.set_postfix(kept=len(kept), unanswerable=stats["unanswerable"], failed=stats["template_exec_error"] + stats["template_mismatch"])
+    seconds = time.perf_counter() - start
+    for w in workers:
+        ray.kill(w)
+
+    ordered = sorted(kept.values(), key=lambda t: (t.split, t.combination.id, t.id))
+    source = {
+        "job": "generate",
+        "ray_address": ray_address,
+        "workers": settings.ray.workers,
+        "seconds": round(seconds, 3),
+        "data": data.model_dump(mode="json"),
+        "corpus": str(db_path),
+        "spec_sha256": _sha256(SPEC_DIR / f"{domain_name}.yaml"),
+        "intents_sha256": _sha256(INTENT_DIR / f"{domain_name}.yaml"),
+        "teacher": settings.teacher.enabled,
+        "stats": dict(stats),
+    }
+    manifest = write_version(out, domain_name, ordered, source, data.shard_size, data.shard_format)
+    return GenerationReport(manifest, out, len(ordered), seconds, dict(stats), settings.ray.workers)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def report_dict(report: GenerationReport) -> dict[str, Any]:
+    d = asdict(report)
+    d["manifest"] = {"version": report.manifest.version, "counts": report.manifest.counts()}
+    d["dataset_path"] = str(report.dataset_path)
+    d["triplets_per_second"] = round(report.triplets_per_second, 1)
+    return d
