@@ -180,8 +180,9 @@ def _validate(c: Combination, spec: ApiSpec, library: SolutionLibrary) -> None:
         raise ValueError(f"{where}: {c.solution!r} is not in the solution library")
     solution = library.get(c.apis)
     head = spec.api(solution.head)
-    for name in c.inputs:
-        head.param(name)
+    unknown = set(c.inputs) - {p.name for p in head.params}
+    if unknown:
+        raise ValueError(f"{where}: {head.name} has no parameter {', '.join(sorted(unknown))}")
     if not c.inputs:
         raise ValueError(f"{where}: needs at least one head input")
     for hop, pick in c.pick.items():

@@ -25,7 +25,6 @@ class DataSettings(BaseModel):
     corpus_size: int = Field(20_000, ge=100)
     """Persons (aminer) or movies (movies) in the generated corpus; more costs build time and disk."""
     seed: int = 0
-    max_hops: int = Field(3, ge=1, le=5)
     test_fraction: float = Field(0.1, gt=0.0, lt=1.0)
     """Share of entities reserved for the test split (by hash of their id)."""
     train_per_combination: int = Field(200, ge=1)

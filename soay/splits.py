@@ -29,15 +29,19 @@ def held_out(combination: Combination, language: str, index: int) -> bool:
 def phrasings_for(combination: Combination, split: str, extra: dict[str, list[str]] | None = None) -> list[tuple[str, int, str]]:
     """(language, index, template) usable in `split`.
 
-    Test uses every phrasing; training uses all but the held-out ones plus any extra (teacher)
-    paraphrases, which are indexed after the written ones.
+    Test uses every phrasing, held-out ones first so that even a small test split has them;
+    training uses all but the held-out ones plus any extra (teacher) paraphrases, which are
+    indexed after the written ones.
     """
+    if split == TEST:
+        return sorted(
+            ((lang, i, t) for lang, ts in combination.phrasings.items() for i, t in enumerate(ts)),
+            key=lambda p: not held_out(combination, p[0], p[1]),
+        )
     out: list[tuple[str, int, str]] = []
     for language, templates in combination.phrasings.items():
-        for i, t in enumerate(templates):
-            if split == TEST or not held_out(combination, language, i):
-                out.append((language, i, t))
-        if split == TRAIN and extra:
+        out.extend((language, i, t) for i, t in enumerate(templates) if not held_out(combination, language, i))
+        if extra:
             base = len(templates)
             out.extend((language, base + j, t) for j, t in enumerate(extra.get(language, [])))
     return out

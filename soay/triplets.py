@@ -111,7 +111,7 @@ class TripletFactory:
             if entity_id is None:
                 out.stats["no_entity"] += 1
                 continue
-            language, index, template = templates[attempt % len(templates)]
+            language, index, template = templates[len(out.triplets) % len(templates)]
             head_values = self.env.head_inputs(solution.head, entity_id)
             values = {k: head_values[k] for k in c.inputs}
             try:

@@ -105,6 +105,15 @@ def _violation(node: ast.AST, what: str) -> PolicyViolation:
     return PolicyViolation(f"{where}{what}", lineno=lineno)
 
 
+def _position(node: ast.AST) -> tuple[int, int, int, int]:
+    return (
+        getattr(node, "lineno", 0),
+        getattr(node, "col_offset", 0),
+        getattr(node, "end_lineno", 0) or 0,
+        getattr(node, "end_col_offset", 0) or 0,
+    )
+
+
 def _check_node(node: ast.AST, defined: set[str], calls: list[ast.Call]) -> None:
     """Reject `node` if it is not allowed; record names it defines and calls to check later."""
     if not isinstance(node, _ALLOWED_NODES):
@@ -187,9 +196,12 @@ def check_code(code: str, api_names: Collection[str]) -> ast.Module:
     except (RecursionError, MemoryError):
         raise PolicyViolation("code is nested too deeply to parse") from None
 
+    # ast.walk is iterative, so deeply nested code cannot overflow the stack; checking in source
+    # order (innermost first at equal starts) reports the violation a reader meets first.
+    nodes = sorted(ast.walk(tree), key=_position)
     defined: set[str] = set()
     calls: list[ast.Call] = []
-    for node in ast.walk(tree):  # iterative, so deeply nested code cannot overflow the stack
+    for node in nodes:
         _check_node(node, defined, calls)
 
     callable_names = defined | ALLOWED_BUILTIN_NAMES | set(api_names)

@@ -1,0 +1,175 @@
+"""Triplet generation: the factory, Ray sharding (local, RAY_ADDRESS cluster, Ray Jobs), splits."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SOAY, free_port, stop
+from soay.answers import answers_match
+from soay.dataset import iter_triplets, load_manifest
+from soay.domains import get_domain
+from soay.settings import Settings
+from soay.splits import held_out
+from soay.triplets import TripletFactory, WorkUnit
+from training.generate import generate, sandbox_for
+
+TRAIN, TEST = 6, 3
+
+
+def small_settings(root: Path, **data) -> Settings:
+    return Settings(
+        data={"root": root, "corpus_size": 2000, "seed": 7, "train_per_combination": TRAIN, "test_per_combination": TEST, "unit_size": 4, **data},
+        ray={"workers": 2},
+    )
+
+
+@pytest.fixture(scope="module")
+def generated(data_root, aminer_db, local_ray):
+    return generate(small_settings(data_root), show_progress=False)
+
+
+def test_factory_keeps_only_code_that_reproduces_the_answer(aminer_env, aminer_db):
+    domain = get_domain("aminer")
+    with sandbox_for("aminer", aminer_db, Settings().sandbox) as sandbox:
+        factory = TripletFactory(aminer_env, domain.combinations, sandbox.run)
+        result = factory.make(WorkUnit("most_cited_coauthor", "train", 5, seed=1))
+        assert len(result.triplets) == 5
+        assert result.stats["template_verified"] == 5
+        for t in result.triplets:
+            assert sandbox.run(t.code).result is not None
+        # code that computes something else is rejected, never kept
+        wrong = TripletFactory(aminer_env, domain.combinations, lambda code: sandbox.run(code.replace("['name']", "['person_id']")))
+        bad = wrong.make(WorkUnit("most_cited_coauthor", "train", 3, seed=1))
+        assert bad.triplets == [] and bad.stats["template_mismatch"] > 0
+
+
+def test_generate_writes_a_complete_verified_dataset(generated):
+    counts = generated.manifest.counts()
+    n_comb = len(get_domain("aminer").combinations)
+    assert counts["train"] >= 0.85 * TRAIN * n_comb
+    assert counts["test"] >= 0.85 * TEST * n_comb
+    assert generated.kept == counts["train"] + counts["test"]
+    assert generated.stats["template_verified"] == generated.kept + generated.stats.get("duplicate_across_units", 0)
+    manifest = load_manifest(generated.dataset_path)
+    assert manifest.version == 1 and manifest.sources["1"]["workers"] == 2
+    assert sum(1 for _ in iter_triplets(generated.dataset_path, verify=True)) == generated.kept
+
+
+def test_every_kept_triplet_reverifies_in_a_fresh_sandbox(generated, aminer_db):
+    with sandbox_for("aminer", aminer_db, Settings().sandbox) as sandbox:
+        for t in iter_triplets(generated.dataset_path):
+            result = sandbox.run(t.code)
+            assert result.ok, (t.query, result.error)
+            assert answers_match(t.answer, result.result), t.query
+            called = [c["api"] for c in result.calls]
+            if t.combination.kind == "loop":
+                assert set(called) == set(t.solution.split(" -> "))
+            else:
+                assert " -> ".join(called) == t.solution
+
+
+def test_splits_do_not_overlap_and_hold_out_phrasings(generated):
+    domain = get_domain("aminer")
+    train = list(iter_triplets(generated.dataset_path, split="train"))
+    test = list(iter_triplets(generated.dataset_path, split="test"))
+    assert not {t.entity_id for t in train} & {t.entity_id for t in test}
+    assert not {t.query for t in train} & {t.query for t in test}
+    assert {t.combination.id for t in test} == {c.id for c in domain.combinations}
+    train_templates = {t.template_id for t in train}
+    test_templates = defaultdict(set)
+    for t in test:
+        test_templates[t.combination.id].add(t.template_id)
+    for c in domain.combinations:
+        held = {c.template_id(lang, i) for lang, ts in c.phrasings.items() for i in range(len(ts)) if held_out(c, lang, i)}
+        assert not held & train_templates, c.id
+        assert held & test_templates[c.id], f"{c.id}: no held-out phrasing in test"
+    assert {t.language for t in test} == {"en", "zh"}
+    assert {t.hops for t in test} == {1, 2, 3}
+
+
+def test_triplet_records_follow_the_contract(generated):
+    t = next(iter_triplets(generated.dataset_path, split="test"))
+    record = t.model_dump(mode="json")
+    for key in ("id", "query", "language", "solution", "combination", "code", "inputs", "answer", "template_id", "hops", "split"):
+        assert key in record
+    assert "final_result" in t.code and set(record["combination"]) >= {"inputs", "output"}
+
+
+def test_existing_dataset_is_not_overwritten_silently(generated, data_root):
+    with pytest.raises(FileExistsError):
+        generate(small_settings(data_root), show_progress=False)
+
+
+def test_parquet_shards_round_trip(data_root, aminer_db, local_ray, tmp_path):
+    report = generate(
+        small_settings(data_root, train_per_combination=1, test_per_combination=1, shard_format="parquet"),
+        out=tmp_path / "pq",
+        show_progress=False,
+    )
+    rows = list(iter_triplets(tmp_path / "pq", verify=True))
+    assert len(rows) == report.kept > 0
+    assert all(s.path.endswith(".parquet") for s in report.manifest.shards)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(tmp_path_factory):
+    """A separate Ray head (with the Jobs API) started as a process and stopped by its pid."""
+    port, dash = free_port(), free_port()
+    temp = tmp_path_factory.mktemp("ray")
+    proc = subprocess.Popen(
+        [str(Path(os.sys.executable).parent / "ray"), "start", "--head", "--block", f"--port={port}", "--num-cpus=3",
+         "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={dash}", "--disable-usage-stats",
+         f"--temp-dir={temp}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    from ray.job_submission import JobSubmissionClient
+
+    deadline = time.monotonic() + 120
+    client = None
+    while time.monotonic() < deadline and client is None:
+        try:
+            client = JobSubmissionClient(f"http://127.0.0.1:{dash}")
+        except Exception:
+            time.sleep(1)
+    assert client is not None, "Ray head did not come up"
+    yield f"127.0.0.1:{port}", client
+    stop(proc)
+
+
+def test_generate_joins_a_cluster_through_RAY_ADDRESS(ray_cluster, data_root, aminer_db, tmp_path):
+    address, _ = ray_cluster
+    env = {**os.environ, "RAY_ADDRESS": address, "SOAY_DATA__ROOT": str(data_root), "SOAY_DATA__SEED": "7"}
+    out = subprocess.run(
+        [*SOAY, "generate", "--train-per-combination", "1", "--test-per-combination", "1", "--workers", "2",
+         "--out", str(tmp_path / "ds"), "--json"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["kept"] > 40
+    assert load_manifest(tmp_path / "ds").sources["1"]["ray_address"].endswith(address.split(":")[1])
+
+
+def test_generate_runs_as_a_ray_job(ray_cluster, data_root, aminer_db, tmp_path):
+    from ray.job_submission import JobStatus
+
+    _, client = ray_cluster
+    job = client.submit_job(
+        entrypoint=f"{os.sys.executable} -m cluster.jobs.generate --train-per-combination 1 --test-per-combination 1 --workers 2 --out {tmp_path / 'job'}",
+        runtime_env={"env_vars": {"SOAY_DATA__ROOT": str(data_root), "SOAY_DATA__SEED": "7"}},
+    )
+    deadline = time.monotonic() + 300
+    while client.get_job_status(job) not in {JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.STOPPED}:
+        assert time.monotonic() < deadline, "job did not finish"
+        time.sleep(2)
+    logs = client.get_job_logs(job)
+    assert client.get_job_status(job) == JobStatus.SUCCEEDED, logs[-2000:]
+    assert json.loads(logs.strip().splitlines()[-1])["kept"] > 40
+    assert load_manifest(tmp_path / "job").counts()["test"] > 20
