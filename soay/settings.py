@@ -12,13 +12,19 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, YamlConfigSettingsSource
 
 CONFIG_ENV = "SOAY_CONFIG"
 
 
-class DataSettings(BaseModel):
+class Section(BaseModel):
+    """A settings section; unknown keys are errors, so a typo in a config file is caught."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class DataSettings(Section):
     root: Path = Path("data")
     """Where corpora and datasets live: <root>/<domain>/corpus.sqlite and <root>/<domain>/dataset/."""
     domain: str = "aminer"
@@ -41,7 +47,7 @@ class DataSettings(BaseModel):
         return self.root / (domain or self.domain) / "dataset"
 
 
-class SandboxSettings(BaseModel):
+class SandboxSettings(Section):
     cpu_seconds: float = Field(2.0, gt=0)
     wall_seconds: float = Field(5.0, gt=0)
     memory_mb: int = Field(256, ge=32)
@@ -51,7 +57,7 @@ class SandboxSettings(BaseModel):
     api_url: str = "http://127.0.0.1:8300"
 
 
-class RaySettings(BaseModel):
+class RaySettings(Section):
     address: str | None = None
     """A Ray cluster to join (also read from RAY_ADDRESS); None starts a local Ray."""
     num_cpus: int | None = None
@@ -60,7 +66,7 @@ class RaySettings(BaseModel):
     """Parallel generation workers (Ray actors, one CPU each)."""
 
 
-class TeacherSettings(BaseModel):
+class TeacherSettings(Section):
     """An optional OpenAI-compatible teacher (e.g. a vLLM server) that paraphrases and proposes code."""
 
     enabled: bool = False
@@ -72,7 +78,7 @@ class TeacherSettings(BaseModel):
     timeout_seconds: float = Field(30.0, gt=0)
 
 
-class ApiServerSettings(BaseModel):
+class ApiServerSettings(Section):
     host: str = "127.0.0.1"
     port: int = Field(8300, ge=1, le=65535)
     max_body_bytes: int = Field(65_536, ge=1024)

@@ -384,17 +384,20 @@ class _Server:
 
     def _classify_death(self, status: int, usage: Any, killed: bool) -> dict[str, Any]:
         limits = self._limits
+        cpu_used = usage.ru_utime + usage.ru_stime
+        cpu_exceeded = _outcome(
+            "timeout", f"exceeded the CPU limit of {limits.cpu_seconds:g} s (killed)"
+        )
         if killed:
+            if cpu_used >= limits.cpu_seconds:
+                return cpu_exceeded
             return _outcome(
                 "timeout", f"exceeded the wall-clock limit of {limits.wall_seconds:g} s (killed)"
             )
         if os.WIFSIGNALED(status):
             signum = os.WTERMSIG(status)
-            cpu_used = usage.ru_utime + usage.ru_stime
             if signum in (signal.SIGXCPU, signal.SIGKILL) and cpu_used >= limits.cpu_seconds:
-                return _outcome(
-                    "timeout", f"exceeded the CPU limit of {limits.cpu_seconds:g} s (killed)"
-                )
+                return cpu_exceeded
             if signum == signal.SIGKILL:
                 return _outcome(
                     "memory", "killed by the system, most likely for using too much memory"

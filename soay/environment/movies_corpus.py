@@ -1,0 +1,407 @@
+"""A seeded synthetic movie corpus (movies, actors, directors, credits) in SQLite.
+
+It exists to run the whole pipeline on a second, unrelated domain, so it carries the traits
+that make API-using questions hard rather than just volume:
+
+- a long tail: a few prolific actors and directors appear in dozens of movies, most people in one
+  or two (weights fall off as a power of a person's rank);
+- ambiguity: some people share a name, and some movies are remakes that share a title with an
+  older one (so the year is what tells them apart), or sequels whose title extends another's;
+- plausible careers: people only work in movies made between their 16th and 85th year;
+- names with diacritics (José, Zoë), matched by the full-text index whether typed with them or not.
+
+The same `size` and `seed` always give the same database, ids included. The file is written
+next to its destination and renamed into place, so a reader never sees half a corpus.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+import os
+import random
+import sqlite3
+import tempfile
+import time
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+Progress = Callable[[str, int, int], None]
+
+SCHEMA_VERSION = "1"
+ACTING, DIRECTING = "Acting", "Directing"
+DIRECTOR_SHARE = 0.12
+DUPLICATE_NAME_SHARE = 0.03
+REMAKE_SHARE = 0.04
+SEQUEL_SHARE = 0.03
+CAMEO_SHARE = 0.05
+FIRST_YEAR, LAST_YEAR = 1930, 2024
+MIN_AGE, MAX_AGE = 16, 85
+
+FIRST_NAMES = (
+    "James Mary Robert Patricia John Jennifer Michael Linda David Elizabeth William Barbara Richard "
+    "Susan Joseph Jessica Thomas Sarah Charles Karen Daniel Nancy Matthew Lisa Anthony Betty Mark "
+    "Margaret Paul Sandra Steven Ashley Andrew Emily Kenneth Donna Joshua Michelle Kevin Carol Brian "
+    "Amanda Oliver Grace Henry Chloe Lucas Sophie Hugo Camille Louis Léa Émile Zoë Renée Chloé José "
+    "María Lucía Sofía Diego Andrés Jürgen Björn Søren Åsa Anaïs François Hiroshi Yuki Kenji Aiko "
+    "Min-jun Seo-yeon Wei Mei Priya Arjun Ravi Ananya Omar Leila Dmitri Olga Giulia Marco Luca Chiara "
+    "Pedro Beatriz Niamh Siobhan Lars Ingrid Mateo Valentina Kwame Amara Tomás Inés"
+).split()
+LAST_NAMES = (
+    "Smith Johnson Williams Brown Jones Garcia Miller Davis Rodriguez Martinez Hernandez Lopez Wilson "
+    "Anderson Thomas Taylor Moore Jackson Martin Lee Thompson White Harris Clark Lewis Walker Hall "
+    "Allen Young King Wright Scott Green Baker Adams Nelson Hill Campbell Mitchell Roberts Carter "
+    "Phillips Evans Turner Parker Collins Edwards Stewart Morris Murphy Cook Rogers Morgan Cooper "
+    "Peterson Reed Bailey Bell Kelly Howard Ward Cox Richardson Wood Watson Brooks Bennett Gray "
+    "Hughes Price Sanders Dubois Moreau Lefèvre Fontaine Girard Müller Schröder Weber Becker "
+    "Fischer Rossi Russo Bianchi Romano Esposito Fernández González Pérez Sánchez Núñez Peña "
+    "Tanaka Suzuki Watanabe Yamamoto Nakamura Kim Park Choi Chen Wang Zhang Liu Patel Sharma Gupta "
+    "Khan Hassan Ivanov Petrova Novak Kowalski Nielsen Andersson Lindqvist O'Brien O'Connor "
+    "Gallagher Okafor Mensah Costa Silva Oliveira"
+).split()
+COUNTRIES = (
+    ("United States", 30), ("United Kingdom", 10), ("France", 7), ("Germany", 5), ("Italy", 5),
+    ("Spain", 4), ("Japan", 5), ("South Korea", 4), ("China", 4), ("India", 6), ("Canada", 4),
+    ("Australia", 3), ("Mexico", 3), ("Brazil", 2), ("Sweden", 2), ("Denmark", 1), ("Ireland", 2),
+    ("New Zealand", 1), ("Argentina", 1), ("Nigeria", 1),
+)
+# Chosen so that no genre name contains another, since branch questions match by containment.
+GENRES = (
+    ("Drama", 22), ("Comedy", 16), ("Thriller", 9), ("Action", 9), ("Romance", 7), ("Crime", 6),
+    ("Horror", 6), ("Adventure", 5), ("Science Fiction", 5), ("Fantasy", 4), ("Animation", 3),
+    ("Documentary", 3), ("Mystery", 3), ("Western", 2), ("Musical", 2), ("War", 2),
+)
+ADJECTIVES = (
+    "Silent Broken Golden Hidden Last Lost Crimson Eternal Frozen Savage Quiet Burning Hollow "
+    "Secret Distant Wild Dark Bright Iron Glass Velvet Scarlet Endless Forgotten Midnight Northern "
+    "Restless Shattered Sacred Wicked Gentle Bitter Hungry Lonely Fearless Electric Paper Stolen "
+    "Sleeping Falling Rising Wandering Invisible Impossible Perfect Final Faraway Emerald Silver"
+).split()
+NOUNS = (
+    "Harbor River Kingdom Garden Promise Shadow Storm Horizon Empire Letter Mirror Station Voyage "
+    "Winter Summer Island Forest Dream Witness Stranger Heart Road Frontier Tide Echo Signal Crown "
+    "Orchard Lighthouse Circus Carnival Symphony Hunter Pilgrim Outlaw Detective Widow Prophet "
+    "Orphan Soldier Dancer Machine Planet Comet Desert Valley Canyon Bridge Tower Castle Harvest "
+    "Winds Night Dawn Fire Rain Silence Secret Legacy Sanctuary Paradise Labyrinth Compass Anchor"
+).split()
+PLACES = (
+    "Paris Tokyo Havana Berlin Vienna Marrakesh Lisbon Shanghai Bombay Cairo Rome Prague Istanbul "
+    "Brooklyn Chinatown Manhattan Montana Texas Alaska Memphis Casablanca Venice Kyoto Seoul "
+    "Dublin Oslo Naples Sicily Provence Bavaria"
+).split()
+TITLE_PATTERNS = (
+    "The {adj} {noun}", "{adj} {noun}", "The {noun} of {place}", "{noun} of the {noun2}",
+    "The Last {noun}", "{first}'s {noun}", "Return to {place}", "A {noun} in {place}",
+    "The {adj} {noun} of {place}", "Midnight in {place}", "{adj} {place}", "The {noun} and the {noun2}",
+)
+CHARACTER_TITLES = ("Detective", "Dr.", "Captain", "Sergeant", "Professor", "Agent", "Father", "Sister", "Young")
+SEQUEL_SUFFIXES = (" 2", " II", ": The Return", ": Part Two")
+
+
+def normalise_text(text: str) -> str:
+    """Case-, accent- and punctuation-insensitive form used for exact-match ranking.
+
+    The same rule as the FTS5 tokenizer (unicode61, remove_diacritics 2): letters and digits
+    only, accents dropped, casefolded, so "Zoë Müller" and "zoe muller" are one name.
+    """
+    decomposed = unicodedata.normalize("NFKD", text)
+    kept = "".join(ch if ch.isalnum() else " " for ch in decomposed if not unicodedata.combining(ch))
+    return " ".join(kept.casefold().split())
+
+
+@dataclass
+class _Person:
+    public_id: str
+    name: str
+    birth_year: int
+    country: str
+    known_for: str
+    popularity: int = 0
+
+    def can_work_in(self, year: int) -> bool:
+        return self.birth_year + MIN_AGE <= year <= self.birth_year + MAX_AGE
+
+
+@dataclass
+class _Movie:
+    public_id: str
+    title: str
+    year: int
+    genre: str
+    rating: float
+    runtime_min: int
+    votes: int
+    director: int = -1
+    cast: list[tuple[int, str]] = field(default_factory=list)
+
+
+class _PowerLawPicker:
+    """Draws people with weight (rank + offset) ** -exponent: the first few are picked often."""
+
+    def __init__(self, people: list[int], exponent: float, offset: float) -> None:
+        self.people = people
+        self.cum = list(itertools.accumulate((r + offset) ** -exponent for r in range(len(people))))
+
+    def draw(self, rng: random.Random) -> int:
+        return self.people[bisect.bisect_left(self.cum, rng.random() * self.cum[-1])]
+
+
+def build_movie_corpus(db_path: Path, size: int = 2000, seed: int = 0, progress: Progress | None = None) -> dict[str, Any]:
+    """Build the corpus of `size` movies (and about twice as many people) at `db_path`.
+
+    `progress(stage, done, total)` is called as each stage advances. Returns counts and timing.
+    """
+    if size < 10:
+        raise ValueError(f"a movie corpus needs at least 10 movies, got {size}")
+    started = time.perf_counter()
+    report = progress or (lambda stage, done, total: None)
+    rng = random.Random(f"movies/{seed}")
+    ids = _IdMaker(rng)
+    people = _make_people(rng, ids, 2 * size)
+    report("people", len(people), len(people))
+    movies = _make_movies(rng, ids, size)
+    report("movies", len(movies), len(movies))
+    _assign_credits(rng, movies, people, report)
+    for movie in movies:
+        for p in {movie.director, *(pid for pid, _ in movie.cast)}:
+            people[p].popularity += movie.votes
+
+    db_path = Path(db_path)
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=db_path.parent, prefix=f".{db_path.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        credits = _write(tmp, movies, people, size, seed, report)
+        os.replace(tmp, db_path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return {
+        "domain": "movies",
+        "path": str(db_path),
+        "seed": seed,
+        "movies": len(movies),
+        "people": len(people),
+        "credits": credits,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+
+
+class _IdMaker:
+    """24-hex-character public ids (like a MongoDB ObjectId), unique and drawn from the seed."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.seen: set[str] = set()
+
+    def new(self) -> str:
+        while True:
+            candidate = f"{self.rng.getrandbits(96):024x}"
+            if candidate not in self.seen:
+                self.seen.add(candidate)
+                return candidate
+
+
+def _weighted(rng: random.Random, table: tuple[tuple[str, int], ...]) -> str:
+    return rng.choices([v for v, _ in table], weights=[w for _, w in table])[0]
+
+
+def _make_people(rng: random.Random, ids: _IdMaker, n: int) -> list[_Person]:
+    """Directors first (a fixed share), then actors; a few reuse an earlier person's name."""
+    n_directors = max(2, round(n * DIRECTOR_SHARE))
+    names = [f"{f} {l}" for f in FIRST_NAMES for l in LAST_NAMES]
+    rng.shuffle(names)
+    if n > len(names):
+        raise ValueError(f"at most {len(names)} distinct people can be named, asked for {n}")
+    people: list[_Person] = []
+    for i in range(n):
+        name = names[i]
+        if people and rng.random() < DUPLICATE_NAME_SHARE:
+            name = rng.choice(people).name
+        directing = i < n_directors
+        birth = rng.randint(1895, 1985) if directing else rng.randint(1900, 2004)
+        people.append(_Person(ids.new(), name, birth, _weighted(rng, COUNTRIES), DIRECTING if directing else ACTING))
+    return people
+
+
+def _make_movies(rng: random.Random, ids: _IdMaker, n: int) -> list[_Movie]:
+    """Movies in release order; more of them in recent decades; some remakes and sequels."""
+    years = list(range(FIRST_YEAR, LAST_YEAR + 1))
+    year_weights = [1 + (y - FIRST_YEAR) / 8 for y in years]
+    released = sorted(rng.choices(years, weights=year_weights, k=n))
+    used: set[str] = set()
+    movies: list[_Movie] = []
+    for year in released:
+        genre = _weighted(rng, GENRES)
+        title = _derived_title(rng, movies, year, used) or _fresh_title(rng, used)
+        used.add(title)
+        rating = round(min(9.6, max(1.5, rng.gauss(6.4, 1.0))), 1)
+        mean_runtime = 88 if genre == "Animation" else 112
+        runtime = int(min(215, max(70, rng.gauss(mean_runtime, 17))))
+        votes = int(math.exp(rng.gauss(8.0, 1.6) + (rating - 6.4) * 0.4))
+        movies.append(_Movie(ids.new(), title, year, genre, rating, runtime, votes))
+    return movies
+
+
+def _derived_title(rng: random.Random, movies: list[_Movie], year: int, used: set[str]) -> str | None:
+    """A remake's title (the same as an older movie's) or a sequel's; None for an original."""
+    older = [m for m in movies[-400:] if m.year <= year - 8] if movies else []
+    roll = rng.random()
+    if older and roll < REMAKE_SHARE:
+        return rng.choice(older).title
+    if movies and roll < REMAKE_SHARE + SEQUEL_SHARE:
+        sequel = rng.choice(movies[-60:]).title + rng.choice(SEQUEL_SUFFIXES)
+        return None if sequel in used else sequel
+    return None
+
+
+def _fresh_title(rng: random.Random, used: set[str]) -> str:
+    while True:
+        noun, noun2 = rng.sample(NOUNS, 2)
+        title = rng.choice(TITLE_PATTERNS).format(
+            adj=rng.choice(ADJECTIVES), noun=noun, noun2=noun2, place=rng.choice(PLACES), first=rng.choice(FIRST_NAMES)
+        )
+        if title not in used:
+            return title
+
+
+def _assign_credits(rng: random.Random, movies: list[_Movie], people: list[_Person], report: Progress) -> None:
+    """Directors and casts: power-law picks, then everyone not yet credited gets one credit."""
+    directors = [i for i, p in enumerate(people) if p.known_for == DIRECTING]
+    actors = [i for i, p in enumerate(people) if p.known_for == ACTING]
+    rng.shuffle(directors)
+    rng.shuffle(actors)
+    director_pick = _PowerLawPicker(directors, exponent=0.8, offset=5)
+    actor_pick = _PowerLawPicker(actors, exponent=0.8, offset=10)
+
+    def eligible(picker: _PowerLawPicker, year: int, taken: set[int]) -> int | None:
+        for _ in range(40):
+            p = picker.draw(rng)
+            if p not in taken and people[p].can_work_in(year):
+                return p
+        return None
+
+    for k, movie in enumerate(movies):
+        movie.director = eligible(director_pick, movie.year, set()) or _anyone(rng, directors, people, movie.year)
+        taken: set[int] = set()
+        for _ in range(rng.randint(3, 8)):
+            actor = eligible(actor_pick, movie.year, taken)
+            if actor is not None:
+                taken.add(actor)
+                movie.cast.append((actor, _character(rng)))
+        if k % 500 == 0:
+            report("credits", k, len(movies))
+
+    by_year = sorted(range(len(movies)), key=lambda m: movies[m].year)
+    year_keys = [movies[m].year for m in by_year]
+    credited = {m.director for m in movies} | {a for m in movies for a, _ in m.cast}
+    for p in directors + actors:
+        if p in credited:
+            continue
+        person = people[p]
+        lo = bisect.bisect_left(year_keys, person.birth_year + MIN_AGE)
+        hi = bisect.bisect_right(year_keys, person.birth_year + MAX_AGE)
+        movie = movies[by_year[rng.randrange(lo, hi)] if lo < hi else rng.randrange(len(movies))]
+        if person.known_for == DIRECTING:
+            movie.cast.append((p, _character(rng)))
+        else:
+            movie.cast.append((p, _character(rng)))
+    for movie in movies:
+        if rng.random() < CAMEO_SHARE and movie.director not in {a for a, _ in movie.cast}:
+            movie.cast.append((movie.director, _character(rng)))
+    report("credits", len(movies), len(movies))
+
+
+def _anyone(rng: random.Random, pool: list[int], people: list[_Person], year: int) -> int:
+    """Someone from `pool` who could have worked in `year`, or anyone if nobody could."""
+    fitting = [p for p in pool if people[p].can_work_in(year)]
+    return rng.choice(fitting or pool)
+
+
+def _character(rng: random.Random) -> str:
+    first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
+    form = rng.random()
+    if form < 0.5:
+        return f"{first} {last}"
+    if form < 0.75:
+        return f"{rng.choice(CHARACTER_TITLES)} {last}"
+    return first
+
+
+_SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE person(
+    id INTEGER PRIMARY KEY,
+    person_id TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    norm_name TEXT NOT NULL,
+    birth_year INTEGER NOT NULL,
+    country TEXT NOT NULL,
+    known_for TEXT NOT NULL,
+    popularity INTEGER NOT NULL
+);
+CREATE TABLE movie(
+    id INTEGER PRIMARY KEY,
+    movie_id TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL,
+    norm_title TEXT NOT NULL,
+    year INTEGER NOT NULL,
+    genre TEXT NOT NULL,
+    rating REAL NOT NULL,
+    runtime_min INTEGER NOT NULL,
+    votes INTEGER NOT NULL
+);
+CREATE TABLE credit(
+    movie INTEGER NOT NULL REFERENCES movie(id),
+    person INTEGER NOT NULL REFERENCES person(id),
+    role TEXT NOT NULL CHECK (role IN ('actor', 'director')),
+    billing INTEGER NOT NULL,
+    character TEXT,
+    PRIMARY KEY (movie, role, billing)
+);
+CREATE INDEX credit_person ON credit(person);
+CREATE VIRTUAL TABLE movie_fts USING fts5(
+    title, content='movie', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+);
+CREATE VIRTUAL TABLE person_fts USING fts5(
+    name, content='person', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+);
+"""
+
+
+def _write(path: Path, movies: list[_Movie], people: list[_Person], size: int, seed: int, report: Progress) -> int:
+    """Write everything in one transaction; rows get ids 1..n in list order. Returns credit count."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.executescript(_SCHEMA)
+        with conn:
+            conn.executemany(
+                "INSERT INTO person VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    (i + 1, p.public_id, p.name, normalise_text(p.name), p.birth_year, p.country, p.known_for, p.popularity)
+                    for i, p in enumerate(people)
+                ),
+            )
+            conn.executemany(
+                "INSERT INTO movie VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    (i + 1, m.public_id, m.title, normalise_text(m.title), m.year, m.genre, m.rating, m.runtime_min, m.votes)
+                    for i, m in enumerate(movies)
+                ),
+            )
+            rows = [(i + 1, m.director + 1, "director", 0, None) for i, m in enumerate(movies)]
+            rows += [(i + 1, p + 1, "actor", b, ch) for i, m in enumerate(movies) for b, (p, ch) in enumerate(m.cast)]
+            conn.executemany("INSERT INTO credit VALUES (?, ?, ?, ?, ?)", rows)
+            conn.execute("INSERT INTO movie_fts(movie_fts) VALUES ('rebuild')")
+            conn.execute("INSERT INTO person_fts(person_fts) VALUES ('rebuild')")
+            meta = {"domain": "movies", "schema_version": SCHEMA_VERSION, "size": str(size), "seed": str(seed)}
+            conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+        report("index", 1, 1)
+        return len(rows)
+    finally:
+        conn.close()
