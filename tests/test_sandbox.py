@@ -142,7 +142,7 @@ HOSTILE: list[tuple[str, set[str], str]] = [
     # bad API use
     ("getPersonPubs(person_id='nobody')\nfinal_result = 1", {"runtime"}, "ApiCallError"),
     ("searchPerson(nme='alan')\nfinal_result = 1", {"runtime"}, "TypeError"),
-    ("for i in range(5000):\n    searchPerson(name='a')\nfinal_result = 1", {"runtime"}, "too many"),
+    ("while True:\n    searchPerson(name='a')\nfinal_result = 1", {"runtime"}, "too many API calls"),
     # escapes the policy must stop
     ("final_result = (", {"policy"}, "syntax error"),
     ("import os\nfinal_result = 1", {"policy"}, "import"),
@@ -244,7 +244,10 @@ def test_cpu_timeout_returns_within_wall_limit(sandbox: Sandbox) -> None:
 
 
 def test_cpu_interruption_cannot_be_swallowed(sandbox: Sandbox) -> None:
-    code = "while True:\n    try:\n        while True:\n            pass\n    except:\n        pass\nfinal_result = 1"
+    code = (
+        "while True:\n    try:\n        while True:\n            pass\n    except:\n        pass\n"
+        "final_result = 1"
+    )
     started = time.monotonic()
     result = sandbox.run(code)
     assert result.error_type == "timeout"
@@ -286,6 +289,19 @@ def test_concurrent_runs_are_serialised(sandbox: Sandbox) -> None:
     assert len(results) == 40
     assert all(r.ok for r in results)
     assert sorted(r.result for r in results) == sorted([i * 2 for i in range(10)] * 4)
+
+
+def test_sandbox_refuses_use_from_a_forked_process(sandbox: Sandbox) -> None:
+    pid = os.fork()
+    if pid == 0:  # the forked copy must not talk over the owner's pipes
+        try:
+            sandbox.run("final_result = 1")
+        except RuntimeError:
+            os._exit(0)
+        os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    _assert_normal(sandbox)
 
 
 def test_throughput_of_trivial_snippets(sandbox: Sandbox) -> None:

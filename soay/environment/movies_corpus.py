@@ -25,6 +25,7 @@ import sqlite3
 import tempfile
 import time
 import unicodedata
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,7 +96,7 @@ PLACES = (
 ).split()
 TITLE_PATTERNS = (
     "The {adj} {noun}", "{adj} {noun}", "The {noun} of {place}", "{noun} of the {noun2}",
-    "The Last {noun}", "{first}'s {noun}", "Return to {place}", "A {noun} in {place}",
+    "The Last {noun}", "{first}'s {noun}", "Return to {place}", "{a_noun} in {place}",
     "The {adj} {noun} of {place}", "Midnight in {place}", "{adj} {place}", "The {noun} and the {noun2}",
 )
 CHARACTER_TITLES = ("Detective", "Dr.", "Captain", "Sergeant", "Professor", "Agent", "Father", "Sister", "Young")
@@ -150,7 +151,9 @@ class _PowerLawPicker:
         return self.people[bisect.bisect_left(self.cum, rng.random() * self.cum[-1])]
 
 
-def build_movie_corpus(db_path: Path, size: int = 2000, seed: int = 0, progress: Progress | None = None) -> dict[str, Any]:
+def build_movie_corpus(
+    db_path: Path, size: int = 2000, seed: int = 0, progress: Progress | None = None
+) -> dict[str, Any]:
     """Build the corpus of `size` movies (and about twice as many people) at `db_path`.
 
     `progress(stage, done, total)` is called as each stage advances. Returns counts and timing.
@@ -177,6 +180,7 @@ def build_movie_corpus(db_path: Path, size: int = 2000, seed: int = 0, progress:
     tmp = Path(tmp_name)
     try:
         credits = _write(tmp, movies, people, size, seed, report)
+        tmp.chmod(0o644)  # mkstemp makes it private; the corpus is read by other processes
         os.replace(tmp, db_path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -214,10 +218,12 @@ def _weighted(rng: random.Random, table: tuple[tuple[str, int], ...]) -> str:
 def _make_people(rng: random.Random, ids: _IdMaker, n: int) -> list[_Person]:
     """Directors first (a fixed share), then actors; a few reuse an earlier person's name."""
     n_directors = max(2, round(n * DIRECTOR_SHARE))
-    names = [f"{f} {l}" for f in FIRST_NAMES for l in LAST_NAMES]
+    names = [f"{first} {last}" for first in FIRST_NAMES for last in LAST_NAMES]
     rng.shuffle(names)
-    if n > len(names):
-        raise ValueError(f"at most {len(names)} distinct people can be named, asked for {n}")
+    if n > len(names):  # large corpora: add middle initials rather than repeat names
+        middle = [f"{first} {m}. {last}" for first in FIRST_NAMES for m in "ABCDEFGHJKLMNPRSTW" for last in LAST_NAMES]
+        rng.shuffle(middle)
+        names += middle[: n - len(names)]
     people: list[_Person] = []
     for i in range(n):
         name = names[i]
@@ -238,7 +244,8 @@ def _make_movies(rng: random.Random, ids: _IdMaker, n: int) -> list[_Movie]:
     movies: list[_Movie] = []
     for year in released:
         genre = _weighted(rng, GENRES)
-        title = _derived_title(rng, movies, year, used) or _fresh_title(rng, used)
+        older = bisect.bisect_right(released, year - 8)  # movies[:older] came out 8+ years before
+        title = _derived_title(rng, movies, older, used) or _fresh_title(rng, used)
         used.add(title)
         rating = round(min(9.6, max(1.5, rng.gauss(6.4, 1.0))), 1)
         mean_runtime = 88 if genre == "Animation" else 112
@@ -248,30 +255,37 @@ def _make_movies(rng: random.Random, ids: _IdMaker, n: int) -> list[_Movie]:
     return movies
 
 
-def _derived_title(rng: random.Random, movies: list[_Movie], year: int, used: set[str]) -> str | None:
-    """A remake's title (the same as an older movie's) or a sequel's; None for an original."""
-    older = [m for m in movies[-400:] if m.year <= year - 8] if movies else []
+def _derived_title(rng: random.Random, movies: list[_Movie], older: int, used: set[str]) -> str | None:
+    """A remake's title (that of one of the `older` first movies) or a sequel's; None for an original."""
     roll = rng.random()
     if older and roll < REMAKE_SHARE:
-        return rng.choice(older).title
+        return movies[rng.randrange(older)].title
     if movies and roll < REMAKE_SHARE + SEQUEL_SHARE:
-        sequel = rng.choice(movies[-60:]).title + rng.choice(SEQUEL_SUFFIXES)
-        return None if sequel in used else sequel
+        source = rng.choice(movies[-60:]).title
+        sequel = source + rng.choice(SEQUEL_SUFFIXES)
+        is_sequel = any(source.endswith(s) for s in SEQUEL_SUFFIXES)
+        return None if is_sequel or sequel in used else sequel
     return None
 
 
 def _fresh_title(rng: random.Random, used: set[str]) -> str:
     while True:
         noun, noun2 = rng.sample(NOUNS, 2)
+        a_noun = f"{'An' if noun[0] in 'AEIOU' else 'A'} {noun}"
         title = rng.choice(TITLE_PATTERNS).format(
-            adj=rng.choice(ADJECTIVES), noun=noun, noun2=noun2, place=rng.choice(PLACES), first=rng.choice(FIRST_NAMES)
+            adj=rng.choice(ADJECTIVES),
+            noun=noun,
+            noun2=noun2,
+            a_noun=a_noun,
+            place=rng.choice(PLACES),
+            first=rng.choice(FIRST_NAMES),
         )
         if title not in used:
             return title
 
 
 def _assign_credits(rng: random.Random, movies: list[_Movie], people: list[_Person], report: Progress) -> None:
-    """Directors and casts: power-law picks, then everyone not yet credited gets one credit."""
+    """Directors and casts by power-law picks; then everyone still uncredited gets one credit."""
     directors = [i for i, p in enumerate(people) if p.known_for == DIRECTING]
     actors = [i for i, p in enumerate(people) if p.known_for == ACTING]
     rng.shuffle(directors)
@@ -287,7 +301,8 @@ def _assign_credits(rng: random.Random, movies: list[_Movie], people: list[_Pers
         return None
 
     for k, movie in enumerate(movies):
-        movie.director = eligible(director_pick, movie.year, set()) or _anyone(rng, directors, people, movie.year)
+        director = eligible(director_pick, movie.year, set())
+        movie.director = director if director is not None else _anyone(rng, directors, people, movie.year)
         taken: set[int] = set()
         for _ in range(rng.randint(3, 8)):
             actor = eligible(actor_pick, movie.year, taken)
@@ -297,20 +312,32 @@ def _assign_credits(rng: random.Random, movies: list[_Movie], people: list[_Pers
         if k % 500 == 0:
             report("credits", k, len(movies))
 
-    by_year = sorted(range(len(movies)), key=lambda m: movies[m].year)
-    year_keys = [movies[m].year for m in by_year]
-    credited = {m.director for m in movies} | {a for m in movies for a, _ in m.cast}
-    for p in directors + actors:
-        if p in credited:
+    # Movies are in release order, so a career window is a slice of them.
+    years = [m.year for m in movies]
+
+    def window(p: int) -> list[_Movie]:
+        born = people[p].birth_year
+        fitting = movies[bisect.bisect_left(years, born + MIN_AGE) : bisect.bisect_right(years, born + MAX_AGE)]
+        return fitting or movies
+
+    directed = Counter(m.director for m in movies)
+    for p in directors:
+        if directed[p]:
             continue
-        person = people[p]
-        lo = bisect.bisect_left(year_keys, person.birth_year + MIN_AGE)
-        hi = bisect.bisect_right(year_keys, person.birth_year + MAX_AGE)
-        movie = movies[by_year[rng.randrange(lo, hi)] if lo < hi else rng.randrange(len(movies))]
-        if person.known_for == DIRECTING:
-            movie.cast.append((p, _character(rng)))
+        # Take over a movie from a director who has others, so every director directed something;
+        # failing that, a cameo, so that nobody is left without a credit.
+        candidates = [m for m in window(p) if directed[m.director] > 1]
+        if candidates:
+            movie = rng.choice(candidates)
+            directed[movie.director] -= 1
+            directed[p] += 1
+            movie.director = p
         else:
-            movie.cast.append((p, _character(rng)))
+            rng.choice(window(p)).cast.append((p, _character(rng)))
+    acted = {a for m in movies for a, _ in m.cast}
+    for p in actors:
+        if p not in acted:
+            rng.choice(window(p)).cast.append((p, _character(rng)))
     for movie in movies:
         if rng.random() < CAMEO_SHARE and movie.director not in {a for a, _ in movie.cast}:
             movie.cast.append((movie.director, _character(rng)))
@@ -376,32 +403,32 @@ CREATE VIRTUAL TABLE person_fts USING fts5(
 
 def _write(path: Path, movies: list[_Movie], people: list[_Person], size: int, seed: int, report: Progress) -> int:
     """Write everything in one transaction; rows get ids 1..n in list order. Returns credit count."""
+    person_rows = [
+        (i, p.public_id, p.name, normalise_text(p.name), p.birth_year, p.country, p.known_for, p.popularity)
+        for i, p in enumerate(people, start=1)
+    ]
+    movie_rows = [
+        (i, m.public_id, m.title, normalise_text(m.title), m.year, m.genre, m.rating, m.runtime_min, m.votes)
+        for i, m in enumerate(movies, start=1)
+    ]
+    credit_rows = [(i, m.director + 1, "director", 0, None) for i, m in enumerate(movies, start=1)]
+    credit_rows += [
+        (i, p + 1, "actor", billing, character)
+        for i, m in enumerate(movies, start=1)
+        for billing, (p, character) in enumerate(m.cast)
+    ]
+    meta = {"domain": "movies", "schema_version": SCHEMA_VERSION, "size": str(size), "seed": str(seed)}
     conn = sqlite3.connect(path)
     try:
         conn.executescript(_SCHEMA)
         with conn:
-            conn.executemany(
-                "INSERT INTO person VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    (i + 1, p.public_id, p.name, normalise_text(p.name), p.birth_year, p.country, p.known_for, p.popularity)
-                    for i, p in enumerate(people)
-                ),
-            )
-            conn.executemany(
-                "INSERT INTO movie VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    (i + 1, m.public_id, m.title, normalise_text(m.title), m.year, m.genre, m.rating, m.runtime_min, m.votes)
-                    for i, m in enumerate(movies)
-                ),
-            )
-            rows = [(i + 1, m.director + 1, "director", 0, None) for i, m in enumerate(movies)]
-            rows += [(i + 1, p + 1, "actor", b, ch) for i, m in enumerate(movies) for b, (p, ch) in enumerate(m.cast)]
-            conn.executemany("INSERT INTO credit VALUES (?, ?, ?, ?, ?)", rows)
+            conn.executemany("INSERT INTO person VALUES (?, ?, ?, ?, ?, ?, ?, ?)", person_rows)
+            conn.executemany("INSERT INTO movie VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", movie_rows)
+            conn.executemany("INSERT INTO credit VALUES (?, ?, ?, ?, ?)", credit_rows)
             conn.execute("INSERT INTO movie_fts(movie_fts) VALUES ('rebuild')")
             conn.execute("INSERT INTO person_fts(person_fts) VALUES ('rebuild')")
-            meta = {"domain": "movies", "schema_version": SCHEMA_VERSION, "size": str(size), "seed": str(seed)}
             conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
         report("index", 1, 1)
-        return len(rows)
+        return len(credit_rows)
     finally:
         conn.close()

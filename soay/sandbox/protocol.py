@@ -56,6 +56,13 @@ class Limits:
     max_output_bytes: int = 1_000_000
     max_api_calls: int = 1_000
 
+    def __post_init__(self) -> None:
+        for name in ("cpu_seconds", "wall_seconds", "memory_mb", "max_output_bytes"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"Limits.{name} must be positive, got {getattr(self, name)!r}")
+        if self.max_api_calls < 0:
+            raise ValueError(f"Limits.max_api_calls must be >= 0, got {self.max_api_calls!r}")
+
     def to_dict(self) -> dict[str, Any]:
         """The limits as a JSON-compatible dict (how they travel to the server)."""
         return asdict(self)

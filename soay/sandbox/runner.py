@@ -72,8 +72,9 @@ class Sandbox:
         must be JSON-compatible (they travel to the server in a frame).
     limits: per-snippet limits, see Limits.
 
-    Thread-safe (runs are serialised). Use as a context manager or call close(); a server whose
-    caller vanished exits on its own when its stdin closes.
+    Thread-safe (runs are serialised). Not fork-safe: the server's pipes belong to the process
+    that created the Sandbox, so each worker process needs its own. Use as a context manager or
+    call close(); a server whose caller vanished exits on its own when its stdin closes.
     """
 
     def __init__(
@@ -86,6 +87,7 @@ class Sandbox:
         self._proc: subprocess.Popen[bytes] | None = None
         self._pid: int | None = None
         self._closed = False
+        self._owner_pid = os.getpid()
         self.env_factory = env_factory
         self.env_kwargs = dict(env_kwargs or {})
         self.limits = limits
@@ -101,13 +103,17 @@ class Sandbox:
     def run(self, code: str) -> ExecutionResult:
         """Run one snippet and report how it ended; never raises for anything the code does.
 
-        Raises RuntimeError only when the sandbox is closed, or when its server is gone and
-        cannot be started again.
+        Raises RuntimeError only when the sandbox is closed, is used from a process other than
+        the one that created it, or when its server is gone and cannot be started again.
         """
         if not isinstance(code, str):
             raise TypeError(f"code must be a str, not {type(code).__name__}")
         if self._closed:
             raise RuntimeError("sandbox is closed")
+        if os.getpid() != self._owner_pid:
+            raise RuntimeError(
+                f"this Sandbox belongs to process {self._owner_pid}; create one per process"
+            )
         started = time.perf_counter()
         try:
             check_code(code, self.api_names)
@@ -132,7 +138,8 @@ class Sandbox:
         with lock:
             self._closed = True
             proc, self._proc = self._proc, None
-        if proc is not None:
+        # In a forked copy of the owner the server is not ours to stop; dropping the copy is all.
+        if proc is not None and os.getpid() == self._owner_pid:
             _stop(proc)
 
     def __enter__(self) -> Sandbox:

@@ -56,9 +56,11 @@ RECURSION_HEADROOM = 300
 # How often the child's timers re-fire after expiry, so a bare ``except:`` cannot swallow them.
 TIMER_REPEAT_S = 0.1
 # Exit statuses of a child that could not report its outcome: out of memory even after freeing
-# the snippet's data, or anything else (e.g. the server went away).
+# the snippet's data, interrupted by a timer while building the report, or anything else (e.g.
+# the server went away).
 CHILD_REPORT_FAILED = 70
 CHILD_OUT_OF_MEMORY = 71
+CHILD_TIMED_OUT = 72
 # Bounds on texts echoed back (error messages, repr of odd API arguments).
 MAX_MESSAGE_CHARS = 2_000
 MAX_ARG_REPR_CHARS = 200
@@ -107,6 +109,7 @@ def _outcome(
 
 
 def _clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """Bound a text echoed back to the caller (an exception message can hold any data)."""
     return text if len(text) <= limit else text[:limit] + "..."
 
 
@@ -114,7 +117,7 @@ def _clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
 
 
 class _NotSerialisable(Exception):
-    pass
+    """A value with no JSON form (the message names its type)."""
 
 
 def _jsonable(value: Any) -> Any:
@@ -314,6 +317,7 @@ def _die_with_parent() -> None:
 
 
 def _stack_depth() -> int:
+    """Frames on the stack now, so the recursion limit can be set relative to it."""
     frame = sys._getframe()
     depth = 0
     while frame is not None:
@@ -383,6 +387,7 @@ class _Server:
         return self._classify_death(status, usage, killed)
 
     def _classify_death(self, status: int, usage: Any, killed: bool) -> dict[str, Any]:
+        """The outcome of a child that ended without a report, from its exit status and usage."""
         limits = self._limits
         cpu_used = usage.ru_utime + usage.ru_stime
         cpu_exceeded = _outcome(
@@ -402,13 +407,16 @@ class _Server:
                 return _outcome(
                     "memory", "killed by the system, most likely for using too much memory"
                 )
-            return _outcome("crash", f"the snippet's process crashed ({signal.Signals(signum).name})")
+            name = signal.Signals(signum).name
+            return _outcome("crash", f"the snippet's process crashed ({name})")
         code = os.WEXITSTATUS(status)
         if code == CHILD_OUT_OF_MEMORY:
             return _outcome("memory", f"exceeded the memory limit of {limits.memory_mb} MB")
+        if code == CHILD_TIMED_OUT:
+            return _outcome("timeout", "exceeded the CPU or wall-clock limit")
         if code == CHILD_REPORT_FAILED:
             return _outcome("crash", "the snippet's process failed while reporting its outcome")
-        return _outcome("crash", f"the snippet's process exited with status {code} without a report")
+        return _outcome("crash", f"the snippet's process exited ({code}) without a report")
 
     def _child_main(self, code: str, write_fd: int) -> NoReturn:
         """Body of the forked child: run the snippet, report one frame, exit without cleanup."""
@@ -421,10 +429,13 @@ class _Server:
             status = 0
         except MemoryError:
             status = CHILD_OUT_OF_MEMORY
+        except _Interrupted:
+            status = CHILD_TIMED_OUT
         finally:
             os._exit(status)
 
     def _execute(self, code: str) -> dict[str, Any]:
+        """In the child: limit it, check and run the code, return the outcome to report."""
         limits = self._limits
         _apply_rlimits(limits)
         calls: list[dict[str, Any]] = []
@@ -465,8 +476,9 @@ class _Server:
         if isinstance(exc, MemoryError):
             return "memory", f"exceeded the memory limit of {self._limits.memory_mb} MB{where}"
         text = str(exc)
-        described = _clip(f"{type(exc).__name__}: {text}{where}" if text else f"{type(exc).__name__}{where}")
-        return ("recursion" if isinstance(exc, RecursionError) else "runtime"), described
+        described = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+        error_type: ErrorType = "recursion" if isinstance(exc, RecursionError) else "runtime"
+        return error_type, _clip(described + where)
 
 
 # --- startup ---------------------------------------------------------------------------------
@@ -488,6 +500,7 @@ def _claim_protocol_fds() -> tuple[int, int]:
 
 
 def _load_factory(spec: str) -> Callable[..., Any]:
+    """Resolve "package.module:callable" (the callable may be a dotted attribute path)."""
     module_name, sep, attr_path = spec.partition(":")
     if not (module_name and sep and attr_path):
         raise ValueError(f"env_factory must look like 'package.module:callable', got {spec!r}")
@@ -500,6 +513,7 @@ def _load_factory(spec: str) -> Callable[..., Any]:
 
 
 def _collect_apis(env: Any) -> dict[str, _Api]:
+    """The environment's APIs, checked to be callables under names generated code can use."""
     functions = env.api_functions()
     apis: dict[str, _Api] = {}
     for name, func in functions.items():
