@@ -52,6 +52,7 @@ class SandboxSettings(Section):
     wall_seconds: float = Field(5.0, gt=0)
     memory_mb: int = Field(256, ge=32)
     max_output_bytes: int = Field(1_000_000, ge=1024)
+    max_api_calls: int = Field(1000, ge=1)
     api_backend: Literal["inprocess", "http"] = "inprocess"
     """inprocess: the sandbox opens the SQLite corpus itself; http: it calls the API clone at api_url."""
     api_url: str = "http://127.0.0.1:8300"

@@ -221,6 +221,10 @@ def test_open_environment_rejects_missing_or_foreign_files(tmp_path: Path) -> No
     conn.close()
     with pytest.raises(ValueError, match="not a movie corpus"):
         open_environment(str(other))
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(ValueError, match="not a movie corpus"):
+        open_environment(str(garbage))
 
 
 # ------------------------------------------------------------- combinations end to end

@@ -50,7 +50,7 @@ class GenerationReport:
 
 def sandbox_for(domain_name: str, db_path: Path, settings: SandboxSettings) -> Sandbox:
     """A sandbox whose APIs are the corpus in-process, or the HTTP clone, as configured."""
-    limits = Limits(settings.cpu_seconds, settings.wall_seconds, settings.memory_mb, settings.max_output_bytes)
+    limits = Limits(**settings.model_dump(exclude={"api_backend", "api_url"}))
     if settings.api_backend == "http":
         return Sandbox(HTTP_ENV_FACTORY, {"base_url": settings.api_url, "domain": domain_name}, limits)
     return Sandbox(get_domain(domain_name).env_factory, {"db_path": str(db_path)}, limits)

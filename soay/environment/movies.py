@@ -34,10 +34,13 @@ class MovieEnvironment:
         self.spec: ApiSpec = load_spec("movies")
         self._counts: dict[str, int] = {}
         self.conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-        domain = self._one("SELECT value FROM meta WHERE key = 'domain'")
+        try:
+            domain = self._one("SELECT value FROM meta WHERE key = 'domain'")
+        except sqlite3.DatabaseError:  # not SQLite at all, or SQLite without our meta table
+            domain = None
         if domain is None or domain[0] != "movies":
             self.conn.close()
-            raise ValueError(f"{path} is not a movie corpus (its domain is {domain[0] if domain else None!r})")
+            raise ValueError(f"{path} is not a movie corpus (domain {domain[0] if domain else None!r})")
 
     # ------------------------------------------------------------------ the APIs
 
@@ -135,9 +138,11 @@ class MovieEnvironment:
         return getattr(self, api)(**kwargs)
 
     def api_functions(self) -> dict[str, Callable[..., Any]]:
+        """The bound API methods; they validate their own arguments, so the sandbox can call them directly."""
         return {name: getattr(self, name) for name in self.spec.api_names}
 
     def sample_entity(self, entity: str, rng: random.Random) -> str:
+        """Uniform over the table: internal ids are dense (1..n), so one random row is one lookup."""
         table, key = _table(entity)
         count = self._count(table)
         return self._one(f"SELECT {key} FROM {table} WHERE id = ?", (rng.randrange(count) + 1,))[0]
@@ -150,6 +155,7 @@ class MovieEnvironment:
         return {"name": record["name"]}
 
     def head_record(self, api: str, entity_id: str) -> dict[str, Any]:
+        """What the head search returns for this entity, read directly so the oracle skips the search."""
         if api == "searchMovie":
             row = self._one("SELECT movie_id, title, year FROM movie WHERE movie_id = ?", (entity_id,))
             keys = ("movie_id", "title", "year")

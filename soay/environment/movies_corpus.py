@@ -107,7 +107,8 @@ def normalise_text(text: str) -> str:
     """Case-, accent- and punctuation-insensitive form used for exact-match ranking.
 
     The same rule as the FTS5 tokenizer (unicode61, remove_diacritics 2): letters and digits
-    only, accents dropped, casefolded, so "Zoë Müller" and "zoe muller" are one name.
+    only, accents dropped, casefolded, so "Zoë Müller" and "zoe muller" are one name. Letters
+    that are not accented forms of another (ø in Søren) stay as they are, in both.
     """
     decomposed = unicodedata.normalize("NFKD", text)
     kept = "".join(ch if ch.isalnum() else " " for ch in decomposed if not unicodedata.combining(ch))
@@ -326,14 +327,16 @@ def _assign_credits(rng: random.Random, movies: list[_Movie], people: list[_Pers
             continue
         # Take over a movie from a director who has others, so every director directed something;
         # failing that, a cameo, so that nobody is left without a credit.
-        candidates = [m for m in window(p) if directed[m.director] > 1]
-        if candidates:
-            movie = rng.choice(candidates)
-            directed[movie.director] -= 1
-            directed[p] += 1
-            movie.director = p
+        career = window(p)
+        for _ in range(50):
+            movie = rng.choice(career)
+            if directed[movie.director] > 1:
+                directed[movie.director] -= 1
+                directed[p] += 1
+                movie.director = p
+                break
         else:
-            rng.choice(window(p)).cast.append((p, _character(rng)))
+            rng.choice(career).cast.append((p, _character(rng)))
     acted = {a for m in movies for a, _ in m.cast}
     for p in actors:
         if p not in acted:
