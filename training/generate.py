@@ -129,7 +129,7 @@ def generate(
     stats: Counter = Counter()
     kept: dict[tuple, Triplet] = {}
     wanted = sum(u.count for u in units)
-    with tqdm(total=wanted, desc=f"generate {domain_name}", unit="triplet", disable=not show_progress, smoothing=0.1) as bar:
+    with tqdm(total=wanted, desc=f"generate {domain_name}", unit="triplet", disable=not show_progress, smoothing=0.1, mininterval=1.0) as bar:
         while pool.has_next():
             rows, unit_stats = pool.get_next_unordered()
             stats.update(unit_stats)

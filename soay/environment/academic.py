@@ -1,0 +1,541 @@
+"""The AMiner-style API environment: the 7 APIs of `specs/aminer.yaml` over the seeded corpus.
+
+Methods carry the spec's API and parameter names and return JSON-compatible values only, so a
+result is the same in-process, through the HTTP clone and inside the sandbox (which builds one
+with `open_environment`).  The corpus is opened read-only; one connection serves all threads
+behind a lock, which is enough because every call is a few index lookups.
+
+Behaviour follows AMiner where the seeds pin it down and is documented here where they do not:
+
+* Ids are 24 lowercase hex digits.  A malformed id (or a non-string) is a bad call and raises
+  `ApiCallError`; a well-formed id that names nothing returns an empty result ([] or {}), as a
+  lookup in a real database would.
+* `searchPerson` ranks, best first: exact name (same words in the same order), then the same
+  words in another order or without middle initials ("Zhang Wei", "James Smith" for
+  "James R. Smith"), then organisation match, then interest match, then how much of the name
+  matches, then citations, then id.  So a name with the scholar's organisation or one of their
+  interests puts that scholar first unless a namesake shares it.
+* Result sizes are capped like a search page: 10 search hits, 30 co-authors, 50 publications.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, Self
+
+from soay.environment import academic_names as names
+from soay.environment.academic_corpus import normalize
+from soay.environment.base import ApiCallError
+from soay.spec import ApiSpec, load_spec
+
+SEARCH_LIMIT = 10
+COAUTHOR_LIMIT = 30
+PUBS_LIMIT = 50
+MAX_TEXT_CHARS = 1_000
+MAX_QUERY_TOKENS = 24
+NAME_CANDIDATES = 2_000  # fuzzy name matches ranked per query (exact matches always are)
+GROUP_CANDIDATES = 20  # most cited scholars taken per matching organisation or field
+
+_ID = re.compile(r"[0-9a-f]{24}")
+# Words that say what kind of organisation it is rather than which one.
+_GENERIC_ORG_WORDS = frozenset(
+    {
+        "university",
+        "of",
+        "the",
+        "institute",
+        "technology",
+        "for",
+        "and",
+        "college",
+        "school",
+        "research",
+        "center",
+        "centre",
+        "laboratory",
+        "lab",
+        "labs",
+        "national",
+        "state",
+        "science",
+        "sciences",
+        "academy",
+        "at",
+        "de",
+        "di",
+        "polytechnic",
+        "technical",
+        "applied",
+    }
+)
+_TIER = {position: tier for position, _, _, tier in names.POSITIONS}
+
+
+def _weighted_jaccard(query: frozenset[str], target: frozenset[str]) -> float:
+    """Token overlap in which generic organisation words count a fifth of a distinctive word."""
+
+    def weight(tokens: Iterable[str]) -> float:
+        return sum(0.2 if t in _GENERIC_ORG_WORDS else 1.0 for t in tokens)
+
+    union = weight(query | target)
+    return weight(query & target) / union if union else 0.0
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
+def _fts_query(tokens: list[str], operator: str = " ") -> str:
+    """An FTS5 query of prefix terms (tokens come from `normalize`, so they need no escaping)."""
+    return operator.join(f'"{t}"*' for t in tokens[:MAX_QUERY_TOKENS])
+
+
+class AcademicEnvironment:
+    """The AMiner API library over one corpus built by `build_academic_corpus`."""
+
+    def __init__(self, db_path: str | Path):
+        path = Path(db_path).resolve()
+        if not path.is_file():
+            raise FileNotFoundError(f"no academic corpus at {path}")
+        self.spec: ApiSpec = load_spec("aminer")
+        self._conn = sqlite3.connect(
+            f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False, cached_statements=256
+        )
+        self._conn.execute("PRAGMA mmap_size = 1073741824")
+        self._lock = threading.Lock()
+        self._n_persons = self._scalar("SELECT max(id) FROM person")
+        self._n_publications = self._scalar("SELECT max(id) FROM publication")
+        # Small tables kept in memory: ranking needs their tokens for every candidate.
+        self._org_names: dict[int, str] = {}
+        self._org_norms: dict[int, str] = {}
+        self._org_tokens: dict[int, frozenset[str]] = {}
+        for org_id, name, norm in self._rows("SELECT id, name, name_norm FROM organization"):
+            self._org_names[org_id] = name
+            self._org_norms[org_id] = norm
+            self._org_tokens[org_id] = frozenset(norm.split())
+        self._fields = {
+            name: (normalize(name), frozenset(normalize(name).split()), field_id)
+            for field_id, name in self._rows("SELECT id, name FROM field")
+        }
+
+    # ---------------------------------------------------------------- the Environment protocol
+
+    def call(self, api: str, **kwargs: Any) -> Any:
+        """Call an API by name, checking the arguments against the spec first."""
+        if api not in self.spec.by_name:
+            raise ApiCallError(f"unknown API {api!r}; the APIs are {', '.join(self.spec.api_names)}")
+        spec_api = self.spec.api(api)
+        allowed = [p.name for p in spec_api.params]
+        unexpected = sorted(set(kwargs) - set(allowed))
+        if unexpected:
+            raise ApiCallError(
+                f"{api} got unexpected argument(s) {', '.join(unexpected)}; it takes {spec_api.signature()}"
+            )
+        missing = [p.name for p in spec_api.params if p.required and kwargs.get(p.name) is None]
+        if missing:
+            raise ApiCallError(f"{api} is missing required argument(s) {', '.join(missing)}")
+        return getattr(self, api)(**kwargs)
+
+    def api_functions(self) -> dict[str, Callable[..., Any]]:
+        return {name: getattr(self, name) for name in self.spec.api_names}
+
+    def sample_entity(self, entity: str, rng: random.Random) -> str:
+        """A uniform random id: rows are numbered 1..N without gaps, so draw a row number."""
+        if entity == "person":
+            return self._scalar("SELECT pid FROM person WHERE id = ?", rng.randint(1, self._n_persons))
+        if entity == "publication":
+            return self._scalar("SELECT pid FROM publication WHERE id = ?", rng.randint(1, self._n_publications))
+        raise ValueError(f"unknown entity {entity!r}; the entities are {', '.join(self.spec.entities)}")
+
+    def head_inputs(self, api: str, entity_id: str) -> dict[str, str]:
+        if api == "searchPerson":
+            row = self._one("SELECT name, org_id, interests FROM person WHERE pid = ?", self._entity_id(entity_id))
+            if row is None:
+                raise ValueError(f"no person with id {entity_id}")
+            return {"name": row[0], "organization": self._org_names[row[1]], "interest": json.loads(row[2])[0]}
+        if api == "searchPublication":
+            title = self._scalar("SELECT title FROM publication WHERE pid = ?", self._entity_id(entity_id))
+            if title is None:
+                raise ValueError(f"no publication with id {entity_id}")
+            return {"publication_info": title}
+        raise ValueError(f"{api!r} is not a head API of {self.spec.domain!r}")
+
+    def head_record(self, api: str, entity_id: str) -> dict[str, Any]:
+        if api == "searchPerson":
+            rows = self._person_candidates("WHERE pid = ?", (self._entity_id(entity_id),))
+            if not rows:
+                raise ValueError(f"no person with id {entity_id}")
+            return self._person_record(rows[0])
+        if api == "searchPublication":
+            row = self._one("SELECT pid, title, year FROM publication WHERE pid = ?", self._entity_id(entity_id))
+            if row is None:
+                raise ValueError(f"no publication with id {entity_id}")
+            return {"pub_id": row[0], "title": row[1], "year": row[2]}
+        raise ValueError(f"{api!r} is not a head API of {self.spec.domain!r}")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------------------ the APIs
+
+    def searchPerson(
+        self, name: str | None = None, organization: str | None = None, interest: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Scholars matching a name and/or organisation and/or interest, best first, at most 10.
+
+        A name is matched on its words in any order, each word also as a prefix, ignoring
+        case and diacritics; up to NAME_CANDIDATES fuzzy matches (plus every exact match) are
+        ranked.  Without a name, the most cited scholars of the matching organisations and
+        fields are ranked.
+        """
+        name = self._text("searchPerson", "name", name)
+        organization = self._text("searchPerson", "organization", organization)
+        interest = self._text("searchPerson", "interest", interest)
+        if not (name or organization or interest):
+            raise ApiCallError("searchPerson needs at least one of name, organization, interest")
+        org_score = self._org_scorer(organization)
+        field_scores = self._field_scores(interest) if interest else {}
+
+        if name:
+            q_norm = normalize(name)
+            q_tokens = q_norm.split()
+            rows = {r[0]: r for r in self._person_candidates("WHERE name_norm = ?", (q_norm,))}
+            for operator in (" ", " OR "):
+                fuzzy = self._person_candidates(
+                    "WHERE id IN (SELECT rowid FROM person_fts WHERE person_fts MATCH ? LIMIT ?)",
+                    (_fts_query(q_tokens, operator), NAME_CANDIDATES),
+                )
+                rows.update((r[0], r) for r in fuzzy)
+                if rows or len(q_tokens) < 2:
+                    break
+        else:
+            q_norm, q_tokens = "", []
+            rows = {r[0]: r for r in self._group_candidates(organization, org_score, field_scores)}
+
+        q_set = frozenset(q_tokens)
+        q_core = frozenset(t for t in q_tokens if len(t) > 1)
+
+        def rank(row: tuple) -> tuple:
+            _, pid, _, person_norm, org_id, interests, citations, _ = row
+            tokens = person_norm.split()
+            exact = (
+                2
+                if person_norm == q_norm
+                else int(bool(q_core) and frozenset(t for t in tokens if len(t) > 1) == q_core)
+            )
+            interest_score = max((field_scores.get(i, 0.0) for i in json.loads(interests)), default=0.0)
+            return (-exact, -org_score(org_id), -interest_score, -_jaccard(q_set, frozenset(tokens)), -citations, pid)
+
+        best = sorted(rows.values(), key=rank)[:SEARCH_LIMIT]
+        return [self._person_record(r) for r in best]
+
+    def searchPublication(self, publication_info: str) -> list[dict[str, Any]]:
+        """Publications matching a title or keywords, at most 10.
+
+        The exact (normalised) title comes first, then BM25 over titles of publications holding
+        all the query's words (the last also as a prefix), or any of them when none holds all.
+        Small words ("of", "for") are left out of the match: they select nearly everything, which
+        makes the match slow without making it better.
+        """
+        text = self._text("searchPublication", "publication_info", publication_info, required=True)
+        assert text is not None  # required=True raises rather than returning None
+        q_norm = normalize(text)
+        tokens = q_norm.split()
+        words = ([t for t in tokens if t not in names.SMALL_WORDS] or tokens)[:MAX_QUERY_TOKENS]
+        hits = [
+            r[0] for r in self._rows("SELECT id FROM publication WHERE title_norm = ? LIMIT ?", q_norm, SEARCH_LIMIT)
+        ]
+        all_words = " ".join(f'"{t}"' for t in words[:-1]) + f' "{words[-1]}"*'
+        for query in (all_words, " OR ".join(f'"{t}"' for t in words)):
+            hits += [
+                r[0]
+                for r in self._rows(
+                    "SELECT rowid FROM publication_fts WHERE publication_fts MATCH ? ORDER BY rank LIMIT ?",
+                    query,
+                    SEARCH_LIMIT + len(hits),
+                )
+            ]
+            if hits or len(words) < 2:
+                break
+        ids = list(dict.fromkeys(hits))[:SEARCH_LIMIT]
+        by_id = {
+            r[0]: r
+            for r in self._rows(f"SELECT id, pid, title, year FROM publication WHERE id IN ({_marks(ids)})", *ids)
+        }
+        return [{"pub_id": by_id[i][1], "title": by_id[i][2], "year": by_id[i][3]} for i in ids]
+
+    def getCoauthors(self, person_id: str) -> list[dict[str, Any]]:
+        """Co-authors by joint publications (desc), then name, then id; at most 30.
+
+        The relation is seen from the queried scholar: "advisor" when the co-author is senior
+        (a professor-level position) and the scholar junior (student or postdoc) and they share
+        at least two papers, "student" the other way round, else "coauthor".
+        """
+        pid = self._id("getCoauthors", "person_id", person_id)
+        me = self._one("SELECT id, position FROM person WHERE pid = ?", pid)
+        if me is None:
+            return []
+        rows = self._rows(
+            "SELECT p.pid, p.name, p.position, c.n FROM ("
+            "  SELECT a2.person_id AS person_id, count(*) AS n FROM authorship a1"
+            "  JOIN authorship a2 ON a2.pub_id = a1.pub_id"
+            "  WHERE a1.person_id = ?1 AND a2.person_id != ?1 GROUP BY a2.person_id) c "
+            "JOIN person p ON p.id = c.person_id ORDER BY c.n DESC, p.name, p.pid LIMIT ?2",
+            me[0],
+            COAUTHOR_LIMIT,
+        )
+        my_tier = _TIER[me[1]]
+        return [
+            {"person_id": r[0], "name": r[1], "relation": _relation(my_tier, _TIER[r[2]], r[3]), "num_joint_pubs": r[3]}
+            for r in rows
+        ]
+
+    def getPersonInterest(self, person_id: str) -> list[str]:
+        """Research interests, strongest first."""
+        pid = self._id("getPersonInterest", "person_id", person_id)
+        interests = self._scalar("SELECT interests FROM person WHERE pid = ?", pid)
+        return json.loads(interests) if interests is not None else []
+
+    def getPublication(self, pub_id: str) -> dict[str, Any]:
+        """The full record of a publication, authors in byline order."""
+        pid = self._id("getPublication", "pub_id", pub_id)
+        row = self._one(
+            "SELECT p.id, p.pid, p.title, p.year, p.abstract, v.name, p.num_citation, p.pdf_url "
+            "FROM publication p JOIN venue v ON v.id = p.venue_id WHERE p.pid = ?",
+            pid,
+        )
+        if row is None:
+            return {}
+        authors = self._rows(
+            "SELECT p.pid, p.name, p.org_id FROM authorship a JOIN person p ON p.id = a.person_id "
+            "WHERE a.pub_id = ? ORDER BY a.position",
+            row[0],
+        )
+        return {
+            "pub_id": row[1],
+            "title": row[2],
+            "year": row[3],
+            "abstract": row[4],
+            "venue": row[5],
+            "num_citation": row[6],
+            "pdf_url": row[7],
+            "authors": [{"person_id": a[0], "name": a[1], "organization": self._org_names[a[2]]} for a in authors],
+        }
+
+    def getPersonBasicInfo(self, person_id: str) -> dict[str, Any]:
+        """The profile of a scholar."""
+        pid = self._id("getPersonBasicInfo", "person_id", person_id)
+        row = self._one(
+            "SELECT pid, name, gender, org_id, position, bio, education_experience, email, "
+            "num_citation, num_pubs FROM person WHERE pid = ?",
+            pid,
+        )
+        if row is None:
+            return {}
+        return {
+            "person_id": row[0],
+            "name": row[1],
+            "gender": row[2],
+            "organization": self._org_names[row[3]],
+            "position": row[4],
+            "bio": row[5],
+            "education_experience": row[6],
+            "email": row[7],
+            "num_citation": row[8],
+            "num_pubs": row[9],
+        }
+
+    def getPersonPubs(self, person_id: str) -> list[dict[str, Any]]:
+        """Publications of a scholar by citations (desc), then year (desc), then id.
+
+        Capped at the 50 most cited (AMiner pages its lists too); `num_pubs` of the profile
+        gives the full count.
+        """
+        pid = self._id("getPersonPubs", "person_id", person_id)
+        pubs = self._rows(
+            "SELECT pub.id, pub.pid, pub.title, pub.year, pub.num_citation FROM authorship a "
+            "JOIN publication pub ON pub.id = a.pub_id "
+            "WHERE a.person_id = (SELECT id FROM person WHERE pid = ?) "
+            "ORDER BY pub.num_citation DESC, pub.year DESC, pub.pid LIMIT ?",
+            pid,
+            PUBS_LIMIT,
+        )
+        if not pubs:
+            return []
+        ids = [p[0] for p in pubs]
+        authors: dict[int, list[str]] = {i: [] for i in ids}
+        for pub, name in self._rows(
+            "SELECT a.pub_id, p.name FROM authorship a JOIN person p ON p.id = a.person_id "
+            f"WHERE a.pub_id IN ({_marks(ids)}) ORDER BY a.pub_id, a.position",
+            *ids,
+        ):
+            authors[pub].append(name)
+        return [
+            {"pub_id": p[1], "title": p[2], "year": p[3], "num_citation": p[4], "authors_name_list": authors[p[0]]}
+            for p in pubs
+        ]
+
+    # ---------------------------------------------------------------------------- internals
+
+    def _person_candidates(self, where: str, params: tuple) -> list[tuple]:
+        return self._rows(
+            f"SELECT id, pid, name, name_norm, org_id, interests, num_citation, num_pubs FROM person {where}", *params
+        )
+
+    def _person_record(self, row: tuple) -> dict[str, Any]:
+        _, pid, name, _, org_id, interests, citations, pubs = row
+        return {
+            "person_id": pid,
+            "name": name,
+            "organization": self._org_names[org_id],
+            "interests": json.loads(interests),
+            "num_citation": citations,
+            "num_pubs": pubs,
+        }
+
+    def _org_scorer(self, organization: str | None) -> Callable[[int], float]:
+        """Organisation id -> match score: 2 for the same name, else weighted token overlap."""
+        if not organization:
+            return lambda org_id: 0.0
+        q_norm = normalize(organization)
+        q_tokens = frozenset(q_norm.split())
+        cache: dict[int, float] = {}
+
+        def score(org_id: int) -> float:
+            if org_id not in cache:
+                cache[org_id] = (
+                    2.0 if self._org_norms[org_id] == q_norm else _weighted_jaccard(q_tokens, self._org_tokens[org_id])
+                )
+            return cache[org_id]
+
+        return score
+
+    def _field_scores(self, interest: str) -> dict[str, float]:
+        """Field name -> match score: 2 for the same field, else token overlap."""
+        q_norm = normalize(interest)
+        q_tokens = frozenset(q_norm.split())
+        scores = {}
+        for name, (norm, tokens, _) in self._fields.items():
+            s = 2.0 if norm == q_norm else _jaccard(q_tokens, tokens)
+            if s > 0:
+                scores[name] = s
+        return scores
+
+    def _group_candidates(
+        self, organization: str | None, org_score: Callable[[int], float], field_scores: dict[str, float]
+    ) -> list[tuple]:
+        """Candidates of a search without a name: the most cited of each matching group.
+
+        Taken per best-matching organisation (with and without a matching interest) and per
+        best-matching field, so the top of the full ranking is always among them.
+        """
+        org_ids: list[int] = []
+        if organization:
+            tokens = normalize(organization).split()
+            distinctive = [t for t in tokens if t not in _GENERIC_ORG_WORDS] or tokens
+            if distinctive:
+                matched = [
+                    r[0]
+                    for r in self._rows(
+                        "SELECT rowid FROM organization_fts WHERE organization_fts MATCH ?",
+                        _fts_query(distinctive, " OR "),
+                    )
+                ]
+                org_ids = sorted(matched, key=lambda o: (-org_score(o), o))[:5]
+        field_ids = [self._fields[f][2] for f in sorted(field_scores, key=lambda f: -field_scores[f])][:5]
+        rows: list[tuple] = []
+        for org_id in org_ids:
+            rows += self._person_candidates(
+                "WHERE org_id = ? ORDER BY num_citation DESC LIMIT ?", (org_id, GROUP_CANDIDATES)
+            )
+            if field_ids:
+                rows += self._person_candidates(
+                    "AS p WHERE org_id = ? AND EXISTS (SELECT 1 FROM person_interest pi WHERE "
+                    f"pi.field_id IN ({_marks(field_ids)}) AND pi.person_id = p.id) "
+                    "ORDER BY num_citation DESC LIMIT ?",
+                    (org_id, *field_ids, GROUP_CANDIDATES),
+                )
+        for field_id in field_ids[:3]:
+            rows += self._person_candidates(
+                "WHERE id IN (SELECT person_id FROM person_interest WHERE field_id = ? "
+                "ORDER BY num_citation DESC LIMIT ?)",
+                (field_id, GROUP_CANDIDATES),
+            )
+        return rows
+
+    @staticmethod
+    def _text(api: str, param: str, value: Any, required: bool = False) -> str | None:
+        """A free-text argument: a string, bounded in length; one without a word (blank or only
+        punctuation) counts as not given, since there is nothing in it to match."""
+        if value is None:
+            if required:
+                raise ApiCallError(f"{api} is missing required argument {param}")
+            return None
+        if not isinstance(value, str):
+            raise ApiCallError(f"{api}: {param} must be a string, got {type(value).__name__}")
+        if len(value) > MAX_TEXT_CHARS:
+            raise ApiCallError(f"{api}: {param} is longer than {MAX_TEXT_CHARS} characters")
+        value = value.strip()
+        if not normalize(value):
+            if required:
+                raise ApiCallError(f"{api}: {param} has no searchable words")
+            return None
+        return value
+
+    @staticmethod
+    def _id(api: str, param: str, value: Any) -> str:
+        """A 24-hex-digit id (case-insensitive); anything else is a bad call."""
+        if not isinstance(value, str):
+            raise ApiCallError(f"{api}: {param} must be a string id, got {type(value).__name__}")
+        normalized = value.strip().lower()
+        if not _ID.fullmatch(normalized):
+            raise ApiCallError(f"{api}: {param} {value[:64]!r} is not an id (24 hex digits)")
+        return normalized
+
+    def _entity_id(self, entity_id: Any) -> str:
+        try:
+            return self._id("head", "entity_id", entity_id)
+        except ApiCallError as e:
+            raise ValueError(str(e)) from None
+
+    def _rows(self, sql: str, *params: Any) -> list[tuple]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    def _one(self, sql: str, *params: Any) -> tuple | None:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchone()
+
+    def _scalar(self, sql: str, *params: Any) -> Any:
+        row = self._one(sql, *params)
+        return row[0] if row else None
+
+
+def _relation(my_tier: str, their_tier: str, joint: int) -> str:
+    if joint >= 2 and my_tier == "junior" and their_tier == "senior":
+        return "advisor"
+    if joint >= 2 and my_tier == "senior" and their_tier == "junior":
+        return "student"
+    return "coauthor"
+
+
+def _marks(values: list) -> str:
+    return ", ".join("?" * len(values))
+
+
+def open_environment(db_path: str) -> AcademicEnvironment:
+    """Factory used by the sandbox subprocess (import path `soay.environment.academic:open_environment`)."""
+    return AcademicEnvironment(db_path)
