@@ -20,5 +20,11 @@ def init_ray(settings: RaySettings) -> str:
         if address:
             ray.init(address=address, log_to_driver=False)
         else:
-            ray.init(num_cpus=settings.num_cpus, include_dashboard=False, log_to_driver=False)
+            # a Ray of our own stays on loopback: nothing outside this machine needs to reach it
+            ray.init(
+                num_cpus=settings.num_cpus,
+                include_dashboard=False,
+                log_to_driver=False,
+                _node_ip_address="127.0.0.1",
+            )
     return ray.get_runtime_context().gcs_address

@@ -82,7 +82,7 @@ def create_app(spec: ApiSpec, open_env: Callable[[], Environment], max_body_byte
 def _add_route(app: FastAPI, api: Api, env: Callable[[], Environment], calls: Counter, latency: Histogram) -> None:
     model = request_model(api)
 
-    def endpoint(body: model) -> Any:  # type: ignore[valid-type]
+    def endpoint(body: BaseModel) -> Any:
         start = time.perf_counter()
         try:
             result = env().call(api.name, **body.model_dump(exclude_none=True))
@@ -93,4 +93,6 @@ def _add_route(app: FastAPI, api: Api, env: Callable[[], Environment], calls: Co
         calls.labels(api.name, "200").inc()
         return result
 
+    # the body type is only known at run time; FastAPI reads it from the annotations
+    endpoint.__annotations__ = {"body": model, "return": Any}
     app.add_api_route(f"/api/{api.name}", endpoint, methods=["POST"], name=api.name, summary=api.description)

@@ -125,22 +125,28 @@ def ray_cluster(tmp_path_factory):
     temp = tmp_path_factory.mktemp("ray")
     proc = subprocess.Popen(
         [str(Path(os.sys.executable).parent / "ray"), "start", "--head", "--block", f"--port={port}", "--num-cpus=3",
+         "--node-ip-address=127.0.0.1",
          "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={dash}", "--disable-usage-stats",
          f"--temp-dir={temp}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        # a throw-away loopback cluster: no token to hand around (Ray 2.60 enables tokens by default)
+        env={**os.environ, "RAY_AUTH_MODE": "disabled"},
     )
     from ray.job_submission import JobSubmissionClient
 
-    deadline = time.monotonic() + 120
-    client = None
-    while time.monotonic() < deadline and client is None:
-        try:
-            client = JobSubmissionClient(f"http://127.0.0.1:{dash}")
-        except Exception:
-            time.sleep(1)
-    assert client is not None, "Ray head did not come up"
-    yield f"127.0.0.1:{port}", client
-    stop(proc)
+    try:
+        deadline = time.monotonic() + 120
+        client = None
+        while time.monotonic() < deadline and client is None:
+            assert proc.poll() is None, "ray start exited"
+            try:
+                client = JobSubmissionClient(f"http://127.0.0.1:{dash}")
+            except Exception:
+                time.sleep(1)
+        assert client is not None, "Ray head did not come up"
+        yield f"127.0.0.1:{port}", client
+    finally:
+        stop(proc)
 
 
 def test_generate_joins_a_cluster_through_RAY_ADDRESS(ray_cluster, data_root, aminer_db, tmp_path):
@@ -161,10 +167,18 @@ def test_generate_runs_as_a_ray_job(ray_cluster, data_root, aminer_db, tmp_path)
     from ray.job_submission import JobStatus
 
     _, client = ray_cluster
-    job = client.submit_job(
-        entrypoint=f"{os.sys.executable} -m cluster.jobs.generate --train-per-combination 1 --test-per-combination 1 --workers 2 --out {tmp_path / 'job'}",
-        runtime_env={"env_vars": {"SOAY_DATA__ROOT": str(data_root), "SOAY_DATA__SEED": "7"}},
-    )
+    deadline = time.monotonic() + 120
+    while True:  # the head's job agent comes up a few seconds after the dashboard
+        try:
+            job = client.submit_job(
+                entrypoint=f"{os.sys.executable} -m cluster.jobs.generate --train-per-combination 1 "
+                f"--test-per-combination 1 --workers 2 --out {tmp_path / 'job'}",
+                runtime_env={"env_vars": {"SOAY_DATA__ROOT": str(data_root), "SOAY_DATA__SEED": "7"}},
+            )
+            break
+        except RuntimeError as e:
+            assert "No available agent" in str(e) and time.monotonic() < deadline, e
+            time.sleep(2)
     deadline = time.monotonic() + 300
     while client.get_job_status(job) not in {JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.STOPPED}:
         assert time.monotonic() < deadline, "job did not finish"
