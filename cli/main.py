@@ -11,9 +11,10 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import typer
 from pydantic import ValidationError
@@ -74,7 +75,7 @@ def load_settings(**overrides: Any) -> Settings:
 
 @app.callback()
 def main(
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML settings file (also SOAY_CONFIG)."),
+    config: Path | None = typer.Option(None, "--config", "-c", help="YAML settings file (also SOAY_CONFIG)."),
 ) -> None:
     if config is not None:
         if not config.is_file():
@@ -92,10 +93,10 @@ def show_config() -> None:
 @corpus_app.command("build")
 @user_errors
 def corpus_build(
-    domain: Optional[str] = typer.Option(None, help="Domain (aminer, movies)."),
-    size: Optional[int] = typer.Option(None, min=100, help="Persons (aminer) or movies (movies)."),
-    seed: Optional[int] = typer.Option(None, help="Random seed; the same seed gives the same corpus."),
-    out: Optional[Path] = typer.Option(None, help="SQLite file to write (default <data.root>/<domain>/corpus.sqlite)."),
+    domain: str | None = typer.Option(None, help="Domain (aminer, movies)."),
+    size: int | None = typer.Option(None, min=100, help="Persons (aminer) or movies (movies)."),
+    seed: int | None = typer.Option(None, help="Random seed; the same seed gives the same corpus."),
+    out: Path | None = typer.Option(None, help="SQLite file to write (default <data.root>/<domain>/corpus.sqlite)."),
 ) -> None:
     """Generate a seeded corpus into SQLite (replacing any existing one)."""
     from training.corpus import build_corpus
@@ -110,7 +111,7 @@ def corpus_build(
 @app.command("solutions")
 @user_errors
 def solutions(
-    domain: Optional[str] = typer.Option(None, help="Domain (aminer, movies)."),
+    domain: str | None = typer.Option(None, help="Domain (aminer, movies)."),
     as_json: bool = typer.Option(False, "--json", help="Print the graph, library and combinations as JSON."),
 ) -> None:
     """Show the API graph, the solution library and the combinations of a domain."""
@@ -141,10 +142,10 @@ def solutions(
 @api_app.command("serve")
 @user_errors
 def api_serve(
-    domain: Optional[str] = typer.Option(None, help="Domain (aminer, movies)."),
-    db: Optional[Path] = typer.Option(None, help="Corpus SQLite file (default <data.root>/<domain>/corpus.sqlite)."),
-    host: Optional[str] = typer.Option(None, help="Interface to bind (default 127.0.0.1)."),
-    port: Optional[int] = typer.Option(None, min=1, max=65535, help="Port (default 8300)."),
+    domain: str | None = typer.Option(None, help="Domain (aminer, movies)."),
+    db: Path | None = typer.Option(None, help="Corpus SQLite file (default <data.root>/<domain>/corpus.sqlite)."),
+    host: str | None = typer.Option(None, help="Interface to bind (default 127.0.0.1)."),
+    port: int | None = typer.Option(None, min=1, max=65535, help="Port (default 8300)."),
 ) -> None:
     """Serve the domain's APIs over HTTP (POST /api/<name>), building the corpus if missing."""
     import uvicorn
@@ -165,12 +166,12 @@ def api_serve(
 @app.command("generate")
 @user_errors
 def generate_cmd(
-    domain: Optional[str] = typer.Option(None, help="Domain (aminer, movies)."),
-    train: Optional[int] = typer.Option(None, "--train-per-combination", min=1, help="Training triplets per combination."),
-    test: Optional[int] = typer.Option(None, "--test-per-combination", min=1, help="Test triplets per combination."),
-    workers: Optional[int] = typer.Option(None, min=1, help="Ray workers (actors) generating in parallel."),
-    out: Optional[Path] = typer.Option(None, help="Dataset directory (default <data.root>/<domain>/dataset)."),
-    fmt: Optional[str] = typer.Option(None, "--format", help="Shard format: jsonl or parquet."),
+    domain: str | None = typer.Option(None, help="Domain (aminer, movies)."),
+    train: int | None = typer.Option(None, "--train-per-combination", min=1, help="Training triplets per combination."),
+    test: int | None = typer.Option(None, "--test-per-combination", min=1, help="Test triplets per combination."),
+    workers: int | None = typer.Option(None, min=1, help="Ray workers (actors) generating in parallel."),
+    out: Path | None = typer.Option(None, help="Dataset directory (default <data.root>/<domain>/dataset)."),
+    fmt: str | None = typer.Option(None, "--format", help="Shard format: jsonl or parquet."),
     overwrite: bool = typer.Option(False, help="Replace an existing dataset."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
@@ -207,11 +208,11 @@ def _print_generation(report: Any) -> None:
 @app.command("demo")
 @user_errors
 def demo(
-    out: Optional[Path] = typer.Option(None, help="Data root for the demo (default data.root)."),
+    out: Path | None = typer.Option(None, help="Data root for the demo (default data.root)."),
 ) -> None:
     """Run the main job on the embedded defaults: corpus -> solutions -> verified triplets."""
-    from soay.domains import get_domain
     from soay.dataset import iter_triplets
+    from soay.domains import get_domain
     from training.generate import generate
 
     s = load_settings(**{"data.root": out})

@@ -13,7 +13,7 @@ import os
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -110,8 +110,7 @@ def _write_shard(path: Path, triplets: list[Triplet], fmt: ShardFormat) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     if fmt == "jsonl":
         with open(tmp, "w", encoding="utf-8") as f:
-            for row in rows:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            f.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     else:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -155,4 +154,4 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")

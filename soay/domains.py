@@ -7,10 +7,11 @@ inside its own process from plain strings.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from soay.combinations import CombinationSet, load_combinations
 from soay.environment.base import Environment

@@ -75,7 +75,7 @@ def aminer_env(aminer_db):
     env.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def local_ray():
     import ray
 

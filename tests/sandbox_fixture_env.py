@@ -37,7 +37,7 @@ class FixtureEnv:
         if self.delay_s:
             time.sleep(self.delay_s)
 
-    def searchPerson(self, name: str) -> list[dict[str, Any]]:  # noqa: N802 - API name
+    def searchPerson(self, name: str) -> list[dict[str, Any]]:
         self._pause()
         if not isinstance(name, str) or not name:
             raise ApiCallError("searchPerson: name must be a non-empty string")
@@ -47,7 +47,7 @@ class FixtureEnv:
             if name.lower() in p["name"].lower()
         ]
 
-    def getPersonPubs(self, person_id: str) -> list[dict[str, Any]]:  # noqa: N802 - API name
+    def getPersonPubs(self, person_id: str) -> list[dict[str, Any]]:
         self._pause()
         if person_id not in PEOPLE:
             raise ApiCallError(f"getPersonPubs: unknown person_id {person_id!r}")

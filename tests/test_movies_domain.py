@@ -24,8 +24,8 @@ from soay.environment.base import ApiCallError, Environment
 from soay.environment.movies import MovieEnvironment, open_environment
 from soay.environment.movies_corpus import build_movie_corpus, normalise_text
 from soay.ground_truth import Unanswerable, ground_truth
-from soay.spec import Attribute, load_spec
 from soay.solutions import SolutionLibrary
+from soay.spec import Attribute, load_spec
 
 DOMAIN = get_domain("movies")
 INSTANCES = 20

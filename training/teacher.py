@@ -15,11 +15,11 @@ import string
 import openai
 
 from soay.combinations import CombinationSet
-from soay.spec import ApiSpec
 from soay.settings import TeacherSettings
+from soay.spec import ApiSpec
 
 log = logging.getLogger(__name__)
-_CODE_BLOCK = re.compile(r"```(?:python)?\s*\n(.*?)```", re.S)
+_CODE_BLOCK = re.compile(r"```(?:python)?\s*\n(.*?)```", re.DOTALL)
 _LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
 
 

@@ -44,7 +44,7 @@ class MovieEnvironment:
 
     # ------------------------------------------------------------------ the APIs
 
-    def searchMovie(self, title: str, year: str | int | None = None) -> list[dict[str, Any]]:  # noqa: N802 - API name
+    def searchMovie(self, title: str, year: str | int | None = None) -> list[dict[str, Any]]:
         """Movies whose title has every word of `title`: exact title first, then `year`, then popularity."""
         query = _fts_query("searchMovie", "title", title)
         wanted_year = _year("searchMovie", year)
@@ -59,7 +59,7 @@ class MovieEnvironment:
         ).fetchall()
         return [{"movie_id": r[0], "title": r[1], "year": r[2]} for r in rows]
 
-    def searchPeople(self, name: str) -> list[dict[str, Any]]:  # noqa: N802 - API name
+    def searchPeople(self, name: str) -> list[dict[str, Any]]:
         """People whose name has every word of `name`: exact name first, then the best known."""
         query = _fts_query("searchPeople", "name", name)
         rows = self.conn.execute(
@@ -73,7 +73,7 @@ class MovieEnvironment:
         ).fetchall()
         return [{"person_id": r[0], "name": r[1], "birth_year": r[2]} for r in rows]
 
-    def getMovie(self, movie_id: str) -> dict[str, Any]:  # noqa: N802 - API name
+    def getMovie(self, movie_id: str) -> dict[str, Any]:
         """A movie with its director's name and its cast in billing order."""
         row_id = self._row_id("getMovie", "movie", movie_id)
         m = self._one("SELECT movie_id, title, year, genre, rating, runtime_min FROM movie WHERE id = ?", (row_id,))
@@ -99,13 +99,13 @@ class MovieEnvironment:
             "cast": [{"person_id": c[0], "name": c[1], "character": c[2]} for c in cast],
         }
 
-    def getPersonProfile(self, person_id: str) -> dict[str, Any]:  # noqa: N802 - API name
+    def getPersonProfile(self, person_id: str) -> dict[str, Any]:
         """Who a person is: birth year, country and what they are known for."""
         row_id = self._row_id("getPersonProfile", "person", person_id)
         p = self._one("SELECT person_id, name, birth_year, country, known_for FROM person WHERE id = ?", (row_id,))
         return {"person_id": p[0], "name": p[1], "birth_year": p[2], "country": p[3], "known_for": p[4]}
 
-    def getFilmography(self, person_id: str) -> list[dict[str, Any]]:  # noqa: N802 - API name
+    def getFilmography(self, person_id: str) -> list[dict[str, Any]]:
         """Every credit of a person, the best rated movie first (ties: newer first)."""
         row_id = self._row_id("getFilmography", "person", person_id)
         rows = self.conn.execute(

@@ -43,27 +43,8 @@ CAMEO_SHARE = 0.05
 FIRST_YEAR, LAST_YEAR = 1930, 2024
 MIN_AGE, MAX_AGE = 16, 85
 
-FIRST_NAMES = (
-    "James Mary Robert Patricia John Jennifer Michael Linda David Elizabeth William Barbara Richard "
-    "Susan Joseph Jessica Thomas Sarah Charles Karen Daniel Nancy Matthew Lisa Anthony Betty Mark "
-    "Margaret Paul Sandra Steven Ashley Andrew Emily Kenneth Donna Joshua Michelle Kevin Carol Brian "
-    "Amanda Oliver Grace Henry Chloe Lucas Sophie Hugo Camille Louis Léa Émile Zoë Renée Chloé José "
-    "María Lucía Sofía Diego Andrés Jürgen Björn Søren Åsa Anaïs François Hiroshi Yuki Kenji Aiko "
-    "Min-jun Seo-yeon Wei Mei Priya Arjun Ravi Ananya Omar Leila Dmitri Olga Giulia Marco Luca Chiara "
-    "Pedro Beatriz Niamh Siobhan Lars Ingrid Mateo Valentina Kwame Amara Tomás Inés"
-).split()
-LAST_NAMES = (
-    "Smith Johnson Williams Brown Jones Garcia Miller Davis Rodriguez Martinez Hernandez Lopez Wilson "
-    "Anderson Thomas Taylor Moore Jackson Martin Lee Thompson White Harris Clark Lewis Walker Hall "
-    "Allen Young King Wright Scott Green Baker Adams Nelson Hill Campbell Mitchell Roberts Carter "
-    "Phillips Evans Turner Parker Collins Edwards Stewart Morris Murphy Cook Rogers Morgan Cooper "
-    "Peterson Reed Bailey Bell Kelly Howard Ward Cox Richardson Wood Watson Brooks Bennett Gray "
-    "Hughes Price Sanders Dubois Moreau Lefèvre Fontaine Girard Müller Schröder Weber Becker "
-    "Fischer Rossi Russo Bianchi Romano Esposito Fernández González Pérez Sánchez Núñez Peña "
-    "Tanaka Suzuki Watanabe Yamamoto Nakamura Kim Park Choi Chen Wang Zhang Liu Patel Sharma Gupta "
-    "Khan Hassan Ivanov Petrova Novak Kowalski Nielsen Andersson Lindqvist O'Brien O'Connor "
-    "Gallagher Okafor Mensah Costa Silva Oliveira"
-).split()
+FIRST_NAMES = ["James", "Mary", "Robert", "Patricia", "John", "Jennifer", "Michael", "Linda", "David", "Elizabeth", "William", "Barbara", "Richard", "Susan", "Joseph", "Jessica", "Thomas", "Sarah", "Charles", "Karen", "Daniel", "Nancy", "Matthew", "Lisa", "Anthony", "Betty", "Mark", "Margaret", "Paul", "Sandra", "Steven", "Ashley", "Andrew", "Emily", "Kenneth", "Donna", "Joshua", "Michelle", "Kevin", "Carol", "Brian", "Amanda", "Oliver", "Grace", "Henry", "Chloe", "Lucas", "Sophie", "Hugo", "Camille", "Louis", "Léa", "Émile", "Zoë", "Renée", "Chloé", "José", "María", "Lucía", "Sofía", "Diego", "Andrés", "Jürgen", "Björn", "Søren", "Åsa", "Anaïs", "François", "Hiroshi", "Yuki", "Kenji", "Aiko", "Min-jun", "Seo-yeon", "Wei", "Mei", "Priya", "Arjun", "Ravi", "Ananya", "Omar", "Leila", "Dmitri", "Olga", "Giulia", "Marco", "Luca", "Chiara", "Pedro", "Beatriz", "Niamh", "Siobhan", "Lars", "Ingrid", "Mateo", "Valentina", "Kwame", "Amara", "Tomás", "Inés"]
+LAST_NAMES = ["Smith", "Johnson", "Williams", "Brown", "Jones", "Garcia", "Miller", "Davis", "Rodriguez", "Martinez", "Hernandez", "Lopez", "Wilson", "Anderson", "Thomas", "Taylor", "Moore", "Jackson", "Martin", "Lee", "Thompson", "White", "Harris", "Clark", "Lewis", "Walker", "Hall", "Allen", "Young", "King", "Wright", "Scott", "Green", "Baker", "Adams", "Nelson", "Hill", "Campbell", "Mitchell", "Roberts", "Carter", "Phillips", "Evans", "Turner", "Parker", "Collins", "Edwards", "Stewart", "Morris", "Murphy", "Cook", "Rogers", "Morgan", "Cooper", "Peterson", "Reed", "Bailey", "Bell", "Kelly", "Howard", "Ward", "Cox", "Richardson", "Wood", "Watson", "Brooks", "Bennett", "Gray", "Hughes", "Price", "Sanders", "Dubois", "Moreau", "Lefèvre", "Fontaine", "Girard", "Müller", "Schröder", "Weber", "Becker", "Fischer", "Rossi", "Russo", "Bianchi", "Romano", "Esposito", "Fernández", "González", "Pérez", "Sánchez", "Núñez", "Peña", "Tanaka", "Suzuki", "Watanabe", "Yamamoto", "Nakamura", "Kim", "Park", "Choi", "Chen", "Wang", "Zhang", "Liu", "Patel", "Sharma", "Gupta", "Khan", "Hassan", "Ivanov", "Petrova", "Novak", "Kowalski", "Nielsen", "Andersson", "Lindqvist", "O'Brien", "O'Connor", "Gallagher", "Okafor", "Mensah", "Costa", "Silva", "Oliveira"]
 COUNTRIES = (
     ("United States", 30), ("United Kingdom", 10), ("France", 7), ("Germany", 5), ("Italy", 5),
     ("Spain", 4), ("Japan", 5), ("South Korea", 4), ("China", 4), ("India", 6), ("Canada", 4),
@@ -76,24 +57,9 @@ GENRES = (
     ("Horror", 6), ("Adventure", 5), ("Science Fiction", 5), ("Fantasy", 4), ("Animation", 3),
     ("Documentary", 3), ("Mystery", 3), ("Western", 2), ("Musical", 2), ("War", 2),
 )
-ADJECTIVES = (
-    "Silent Broken Golden Hidden Last Lost Crimson Eternal Frozen Savage Quiet Burning Hollow "
-    "Secret Distant Wild Dark Bright Iron Glass Velvet Scarlet Endless Forgotten Midnight Northern "
-    "Restless Shattered Sacred Wicked Gentle Bitter Hungry Lonely Fearless Electric Paper Stolen "
-    "Sleeping Falling Rising Wandering Invisible Impossible Perfect Final Faraway Emerald Silver"
-).split()
-NOUNS = (
-    "Harbor River Kingdom Garden Promise Shadow Storm Horizon Empire Letter Mirror Station Voyage "
-    "Winter Summer Island Forest Dream Witness Stranger Heart Road Frontier Tide Echo Signal Crown "
-    "Orchard Lighthouse Circus Carnival Symphony Hunter Pilgrim Outlaw Detective Widow Prophet "
-    "Orphan Soldier Dancer Machine Planet Comet Desert Valley Canyon Bridge Tower Castle Harvest "
-    "Winds Night Dawn Fire Rain Silence Secret Legacy Sanctuary Paradise Labyrinth Compass Anchor"
-).split()
-PLACES = (
-    "Paris Tokyo Havana Berlin Vienna Marrakesh Lisbon Shanghai Bombay Cairo Rome Prague Istanbul "
-    "Brooklyn Chinatown Manhattan Montana Texas Alaska Memphis Casablanca Venice Kyoto Seoul "
-    "Dublin Oslo Naples Sicily Provence Bavaria"
-).split()
+ADJECTIVES = ["Silent", "Broken", "Golden", "Hidden", "Last", "Lost", "Crimson", "Eternal", "Frozen", "Savage", "Quiet", "Burning", "Hollow", "Secret", "Distant", "Wild", "Dark", "Bright", "Iron", "Glass", "Velvet", "Scarlet", "Endless", "Forgotten", "Midnight", "Northern", "Restless", "Shattered", "Sacred", "Wicked", "Gentle", "Bitter", "Hungry", "Lonely", "Fearless", "Electric", "Paper", "Stolen", "Sleeping", "Falling", "Rising", "Wandering", "Invisible", "Impossible", "Perfect", "Final", "Faraway", "Emerald", "Silver"]
+NOUNS = ["Harbor", "River", "Kingdom", "Garden", "Promise", "Shadow", "Storm", "Horizon", "Empire", "Letter", "Mirror", "Station", "Voyage", "Winter", "Summer", "Island", "Forest", "Dream", "Witness", "Stranger", "Heart", "Road", "Frontier", "Tide", "Echo", "Signal", "Crown", "Orchard", "Lighthouse", "Circus", "Carnival", "Symphony", "Hunter", "Pilgrim", "Outlaw", "Detective", "Widow", "Prophet", "Orphan", "Soldier", "Dancer", "Machine", "Planet", "Comet", "Desert", "Valley", "Canyon", "Bridge", "Tower", "Castle", "Harvest", "Winds", "Night", "Dawn", "Fire", "Rain", "Silence", "Secret", "Legacy", "Sanctuary", "Paradise", "Labyrinth", "Compass", "Anchor"]
+PLACES = ["Paris", "Tokyo", "Havana", "Berlin", "Vienna", "Marrakesh", "Lisbon", "Shanghai", "Bombay", "Cairo", "Rome", "Prague", "Istanbul", "Brooklyn", "Chinatown", "Manhattan", "Montana", "Texas", "Alaska", "Memphis", "Casablanca", "Venice", "Kyoto", "Seoul", "Dublin", "Oslo", "Naples", "Sicily", "Provence", "Bavaria"]
 TITLE_PATTERNS = (
     "The {adj} {noun}", "{adj} {noun}", "The {noun} of {place}", "{noun} of the {noun2}",
     "The Last {noun}", "{first}'s {noun}", "Return to {place}", "{a_noun} in {place}",
