@@ -74,14 +74,33 @@ class UnitResult:
     stats: Counter = field(default_factory=Counter)
 
 
+@dataclass
+class _Candidate:
+    """An instantiated query with its ground truth, waiting for its code to be verified."""
+
+    entity_id: str
+    values: dict[str, str]
+    answer: Any
+    query: str
+    language: str
+    template_index: int
+    codes: list[tuple[str, str]]
+    """(source, code) to try in order: the teacher's proposal first, then the template's."""
+
+
 class TripletFactory:
-    """Makes verified triplets for work units; one per process (it owns a sandbox)."""
+    """Makes verified triplets for work units; one per process (it owns a sandbox).
+
+    `run_batch` runs a list of snippets in the sandbox and returns one result each (with
+    `.ok` and `.result`); candidates are verified a batch at a time because starting a
+    sandboxed child per snippet would cost more than everything else together.
+    """
 
     def __init__(
         self,
         env: Environment,
         combinations: CombinationSet,
-        run_code: Callable[[str], Any],
+        run_batch: Callable[[list[str]], list[Any]],
         test_fraction: float = 0.1,
         paraphrases: dict[str, dict[str, list[str]]] | None = None,
         propose_code: CodeProposer | None = None,
@@ -89,7 +108,7 @@ class TripletFactory:
     ) -> None:
         self.env = env
         self.combinations = combinations
-        self.run_code = run_code
+        self.run_batch = run_batch
         self.test_fraction = test_fraction
         self.paraphrases = paraphrases or {}
         self.propose_code = propose_code
@@ -98,85 +117,103 @@ class TripletFactory:
     def make(self, unit: WorkUnit) -> UnitResult:
         c = self.combinations.by_id[unit.combination_id]
         solution = self.combinations.solution(c)
-        head_entity = self.combinations.spec.api(solution.head).entity
         templates = phrasings_for(c, unit.split, self.paraphrases.get(c.id))
         rng = random.Random(f"{unit.seed}/{c.id}/{unit.split}")
         out = UnitResult()
         seen: set[tuple] = set()
-        for attempt in range(unit.count * self.max_attempts):
-            if len(out.triplets) >= unit.count:
-                break
-            out.stats["attempts"] += 1
-            entity_id = self._sample(head_entity, unit.split, rng)
-            if entity_id is None:
-                out.stats["no_entity"] += 1
-                continue
-            language, index, template = templates[len(out.triplets) % len(templates)]
-            head_values = self.env.head_inputs(solution.head, entity_id)
-            values = {k: head_values[k] for k in c.inputs}
-            try:
-                answer, values = ground_truth(self.env, c, solution, entity_id, values, rng)
-            except Unanswerable:
-                out.stats["unanswerable"] += 1
-                continue
-            key = (entity_id, tuple(sorted(values.items())))
-            if key in seen:
-                out.stats["duplicate"] += 1
-                continue
-            query = template.format(**values)
-            verified = self._verified_code(c, query, values, answer, out.stats)
-            if verified is None:
-                continue
-            seen.add(key)
-            code, source = verified
-            out.triplets.append(
-                Triplet(
-                    id=_triplet_id(self.combinations.spec.domain, c.id, query),
-                    domain=self.combinations.spec.domain,
-                    query=query,
-                    language=language,
-                    solution=str(solution),
-                    combination=CombinationRef(id=c.id, inputs=list(c.inputs), output=c.output, kind=c.kind),
-                    code=code,
-                    inputs=values,
-                    answer=answer,
-                    template_id=c.template_id(language, index),
-                    hops=c.hops,
-                    split=unit.split,
-                    entity_id=entity_id,
-                    code_source=source,
+        budget = unit.count * self.max_attempts
+        created = 0
+        while len(out.triplets) < unit.count and out.stats["attempts"] < budget:
+            batch: list[_Candidate] = []
+            while len(batch) < unit.count - len(out.triplets) and out.stats["attempts"] < budget:
+                candidate = self._candidate(c, unit.split, templates[created % len(templates)], rng, seen, out.stats)
+                if candidate is not None:
+                    batch.append(candidate)
+                    created += 1
+            for candidate, verified in zip(batch, self._verify(batch, out.stats)):
+                if verified is None:
+                    continue
+                source, code = verified
+                out.triplets.append(
+                    Triplet(
+                        id=_triplet_id(self.combinations.spec.domain, c.id, candidate.query),
+                        domain=self.combinations.spec.domain,
+                        query=candidate.query,
+                        language=candidate.language,
+                        solution=str(solution),
+                        combination=CombinationRef(id=c.id, inputs=list(c.inputs), output=c.output, kind=c.kind),
+                        code=code,
+                        inputs=candidate.values,
+                        answer=candidate.answer,
+                        template_id=c.template_id(candidate.language, candidate.template_index),
+                        hops=c.hops,
+                        split=unit.split,
+                        entity_id=candidate.entity_id,
+                        code_source=source,
+                    )
                 )
-            )
         out.stats["kept"] = len(out.triplets)
         return out
 
+    def _candidate(
+        self, c: Combination, split: str, template: tuple[str, int, str], rng: random.Random, seen: set[tuple], stats: Counter
+    ) -> _Candidate | None:
+        """One instantiated query with its answer and code to try, or None (counted in stats)."""
+        stats["attempts"] += 1
+        solution = self.combinations.solution(c)
+        entity_id = self._sample(self.combinations.spec.api(solution.head).entity, split, rng)
+        if entity_id is None:
+            stats["no_entity"] += 1
+            return None
+        head_values = self.env.head_inputs(solution.head, entity_id)
+        try:
+            answer, values = ground_truth(self.env, c, solution, entity_id, {k: head_values[k] for k in c.inputs}, rng)
+        except Unanswerable:
+            stats["unanswerable"] += 1
+            return None
+        key = (entity_id, tuple(sorted(values.items())))
+        if key in seen:
+            stats["duplicate"] += 1
+            return None
+        seen.add(key)
+        language, index, text = template
+        query = text.format(**values)
+        codes = [("template", build_code(self.combinations.spec, c, solution, values))]
+        if self.propose_code is not None and (proposed := self.propose_code(query, str(solution))):
+            codes.insert(0, ("teacher", proposed))
+        return _Candidate(entity_id, values, answer, query, language, index, codes)
+
     def _sample(self, entity: str, split: str, rng: random.Random) -> str | None:
+        """A random entity of `split` (rejection sampling on the stable split hash)."""
         for _ in range(200):
             entity_id = self.env.sample_entity(entity, rng)
             if entity_split(entity_id, self.test_fraction) == split:
                 return entity_id
         return None
 
-    def _verified_code(
-        self, c: Combination, query: str, values: dict[str, str], answer: Any, stats: Counter
-    ) -> tuple[str, str] | None:
-        """The first candidate code (teacher's, then the template's) whose result is the answer."""
-        solution = self.combinations.solution(c)
-        candidates = [("template", build_code(self.combinations.spec, c, solution, values))]
-        if self.propose_code is not None:
-            proposed = self.propose_code(query, str(solution))
-            if proposed:
-                candidates.insert(0, ("teacher", proposed))
-        for source, code in candidates:
-            result = self.run_code(code)
-            if not result.ok:
-                stats[f"{source}_exec_error"] += 1
-            elif not answers_match(answer, result.result):
-                stats[f"{source}_mismatch"] += 1
-            else:
-                stats[f"{source}_verified"] += 1
-                return code, source
-        return None
+    def _verify(self, batch: list[_Candidate], stats: Counter) -> list[tuple[str, str] | None]:
+        """For each candidate, the first (source, code) whose sandboxed result is its answer."""
+        verified: list[tuple[str, str] | None] = [None] * len(batch)
+        pending = list(range(len(batch)))
+        attempt = 0
+        while pending:
+            tries = [(i, batch[i].codes[attempt]) for i in pending if attempt < len(batch[i].codes)]
+            if not tries:
+                break
+            results = self.run_batch([code for _, (_, code) in tries])
+            pending = []
+            for (i, (source, code)), result in zip(tries, results):
+                if not result.ok:
+                    stats[f"{source}_exec_error"] += 1
+                elif not answers_match(batch[i].answer, result.result):
+                    stats[f"{source}_mismatch"] += 1
+                else:
+                    stats[f"{source}_verified"] += 1
+                    verified[i] = (source, code)
+                    continue
+                pending.append(i)
+            attempt += 1
+        return verified
 
 
 def _triplet_id(domain: str, combination_id: str, query: str) -> str:

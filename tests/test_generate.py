@@ -33,14 +33,14 @@ def generated(data_root, aminer_db, local_ray):
 def test_factory_keeps_only_code_that_reproduces_the_answer(aminer_env, aminer_db):
     domain = get_domain("aminer")
     with sandbox_for("aminer", aminer_db, Settings().sandbox) as sandbox:
-        factory = TripletFactory(aminer_env, domain.combinations, sandbox.run)
+        factory = TripletFactory(aminer_env, domain.combinations, sandbox.run_batch)
         result = factory.make(WorkUnit("most_cited_coauthor", "train", 5, seed=1))
         assert len(result.triplets) == 5
         assert result.stats["template_verified"] == 5
         for t in result.triplets:
             assert sandbox.run(t.code).result is not None
         # code that computes something else is rejected, never kept
-        wrong = TripletFactory(aminer_env, domain.combinations, lambda code: sandbox.run(code.replace("['name']", "['person_id']")))
+        wrong = TripletFactory(aminer_env, domain.combinations, lambda codes: sandbox.run_batch([c.replace("['name']", "['person_id']") for c in codes]))
         bad = wrong.make(WorkUnit("most_cited_coauthor", "train", 3, seed=1))
         assert bad.triplets == [] and bad.stats["template_mismatch"] > 0
 
@@ -59,8 +59,8 @@ def test_generate_writes_a_complete_verified_dataset(generated):
 
 def test_every_kept_triplet_reverifies_in_a_fresh_sandbox(generated, aminer_db):
     with sandbox_for("aminer", aminer_db, Settings().sandbox) as sandbox:
-        for t in iter_triplets(generated.dataset_path):
-            result = sandbox.run(t.code)
+        triplets = list(iter_triplets(generated.dataset_path))
+        for t, result in zip(triplets, sandbox.run_batch([t.code for t in triplets])):
             assert result.ok, (t.query, result.error)
             assert answers_match(t.answer, result.result), t.query
             called = [c["api"] for c in result.calls]

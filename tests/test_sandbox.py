@@ -412,3 +412,39 @@ def test_policy_rejects_unknown_calls_but_not_defined_functions() -> None:
     check_code("def helper(f):\n    return f(1)\nfinal_result = helper(abs)", APIS)
     with pytest.raises(PolicyViolation, match="'searchPaper'"):
         check_code("final_result = searchPaper(title='x')", APIS)
+
+
+# --- batches ---------------------------------------------------------------------------------
+
+
+def test_batch_isolates_snippets_and_survives_hostile_ones(sandbox: Sandbox) -> None:
+    """One child per batch, yet each snippet has its own namespace and limits: a memory bomb, a
+    swallowed timeout and a policy violation fail alone while the rest of the batch succeeds."""
+    codes = [
+        NORMAL,
+        "leaked = 1\nfinal_result = 1",
+        "final_result = leaked",  # a name from the previous snippet must not be visible
+        "x = [0] * 10**10\nfinal_result = 1",
+        "while True:\n    try:\n        pass\n    except:\n        pass\nfinal_result = 1",
+        "import os\nfinal_result = 1",
+        "final_result = len(getPersonPubs(person_id='p2'))",
+    ]
+    results = sandbox.run_batch(codes)
+    assert [r.error_type for r in results] == [None, None, "runtime", "memory", "timeout", "policy", None]
+    assert results[0].result == NORMAL_RESULT and results[0].calls == NORMAL_CALLS
+    assert "leaked" in results[2].error
+    assert results[6].ok and results[6].result == 2
+    assert sandbox.run("final_result = 'still here'").result == "still here"
+
+
+def test_batch_is_much_cheaper_per_snippet_than_single_runs(sandbox: Sandbox) -> None:
+    codes = [f"final_result = {i}" for i in range(300)]
+    start = time.perf_counter()
+    results = sandbox.run_batch(codes)
+    batch_s = time.perf_counter() - start
+    assert [r.result for r in results] == list(range(300))
+    start = time.perf_counter()
+    for code in codes[:30]:
+        sandbox.run(code)
+    single_s = (time.perf_counter() - start) * 10
+    assert batch_s < single_s / 2, (batch_s, single_s)

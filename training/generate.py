@@ -74,7 +74,7 @@ class GenerationWorker:
         self.factory = TripletFactory(
             self.env,
             domain.combinations,
-            self.sandbox.run,
+            self.sandbox.run_batch,
             test_fraction=settings.data.test_fraction,
             paraphrases=paraphrases,
             propose_code=teacher.propose_code if teacher else None,

@@ -287,14 +287,18 @@ def _lower_rlimit(which: int, soft: int, hard: int) -> None:
     resource.setrlimit(which, (min(soft, hard), hard))
 
 
-def _apply_rlimits(limits: Limits) -> None:
-    """Kernel-enforced limits for this child: memory on top of what it maps now, CPU, no cores."""
+def _apply_rlimits(limits: Limits, snippets: int = 1) -> None:
+    """Kernel-enforced limits for this child: memory on top of what it maps now, CPU, no cores.
+
+    The CPU backstop covers the whole batch the child runs; each snippet's own CPU budget is
+    enforced by its ITIMER_PROF timer.
+    """
     with open("/proc/self/statm") as statm:
         mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     address_space = mapped + limits.memory_mb * 1024 * 1024
     _lower_rlimit(resource.RLIMIT_AS, address_space, address_space)
     # Backstop behind the ITIMER_PROF interruption: SIGXCPU one second later, SIGKILL after that.
-    cpu = math.ceil(limits.cpu_seconds) + 1
+    cpu = math.ceil(limits.cpu_seconds * snippets) + 1
     _lower_rlimit(resource.RLIMIT_CPU, cpu, cpu + 1)
     _lower_rlimit(resource.RLIMIT_CORE, 0, 0)  # SIGXCPU would otherwise dump a core
 
@@ -348,43 +352,61 @@ class _Server:
         self._limits = limits
         self._inherited_fds = inherited_fds
 
-    def run(self, code: str) -> dict[str, Any]:
-        """Execute one snippet in a fresh child and return its outcome."""
+    def run_batch(self, codes: list[str]) -> list[dict[str, Any]]:
+        """Execute snippets one after another in a child, each under its own limits.
+
+        One fork serves the whole batch, which is what makes bulk verification cheap; every
+        snippet still gets a fresh namespace, its own timers and its own outcome. When a snippet
+        kills its child (memory, a swallowed timeout, a crash) only that snippet fails: the
+        rest of the batch continues in a new child.
+        """
+        outcomes: list[dict[str, Any]] = []
+        while len(outcomes) < len(codes):
+            outcomes.extend(self._run_in_child(codes[len(outcomes):]))
+        return outcomes
+
+    def _run_in_child(self, codes: list[str]) -> list[dict[str, Any]]:
+        """Outcomes for a prefix of `codes` (at least one) from one child."""
         try:
             read_fd, write_fd = os.pipe()
         except OSError as exc:
-            return _outcome("crash", f"could not create a pipe for the snippet: {exc}")
+            return [_outcome("crash", f"could not create a pipe for the snippet: {exc}")]
         try:
             pid = os.fork()
         except OSError as exc:
             os.close(read_fd)
             os.close(write_fd)
-            return _outcome("crash", f"could not fork a child for the snippet: {exc}")
+            return [_outcome("crash", f"could not fork a child for the snippet: {exc}")]
         if pid == 0:
             os.close(read_fd)
-            self._child_main(code, write_fd)
+            self._child_main(codes, write_fd)
         os.close(write_fd)
         try:
-            return self._collect(pid, read_fd)
+            return self._collect(pid, read_fd, len(codes))
         finally:
             os.close(read_fd)
 
-    def _collect(self, pid: int, read_fd: int) -> dict[str, Any]:
-        """Wait for the child's report within the wall-clock limit; classify a silent death."""
-        deadline = time.monotonic() + self._limits.wall_seconds + KILL_GRACE_S
+    def _collect(self, pid: int, read_fd: int, expected: int) -> list[dict[str, Any]]:
+        """Read the child's reports, each within the wall-clock limit; classify a silent death."""
+        outcomes: list[dict[str, Any]] = []
         killed = False
-        try:
-            outcome = recv_frame(read_fd, deadline)
-        except FrameTimeout:
-            os.kill(pid, signal.SIGKILL)
-            killed = True
-            outcome = None
-        except ProtocolError:  # died mid-report
-            outcome = None
+        while len(outcomes) < expected:
+            deadline = time.monotonic() + self._limits.wall_seconds + KILL_GRACE_S
+            try:
+                outcome = recv_frame(read_fd, deadline)
+            except FrameTimeout:
+                os.kill(pid, signal.SIGKILL)
+                killed = True
+                outcome = None
+            except ProtocolError:  # died mid-report
+                outcome = None
+            if outcome is None:
+                break
+            outcomes.append(outcome)
         _, status, usage = os.wait4(pid, 0)
-        if outcome is not None:
-            return outcome
-        return self._classify_death(status, usage, killed)
+        if len(outcomes) < expected:
+            outcomes.append(self._classify_death(status, usage, killed))
+        return outcomes
 
     def _classify_death(self, status: int, usage: Any, killed: bool) -> dict[str, Any]:
         """The outcome of a child that ended without a report, from its exit status and usage."""
@@ -418,14 +440,16 @@ class _Server:
             return _outcome("crash", "the snippet's process failed while reporting its outcome")
         return _outcome("crash", f"the snippet's process exited ({code}) without a report")
 
-    def _child_main(self, code: str, write_fd: int) -> NoReturn:
-        """Body of the forked child: run the snippet, report one frame, exit without cleanup."""
+    def _child_main(self, codes: list[str], write_fd: int) -> NoReturn:
+        """Body of the forked child: run the snippets, one frame each, exit without cleanup."""
         status = CHILD_REPORT_FAILED
         try:
             for fd in self._inherited_fds:  # the caller's pipes are the server's business only
                 os.close(fd)
             _die_with_parent()
-            send_frame(write_fd, self._execute(code))
+            _apply_rlimits(self._limits, snippets=len(codes))
+            for code in codes:
+                send_frame(write_fd, self._execute(code))
             status = 0
         except MemoryError:
             status = CHILD_OUT_OF_MEMORY
@@ -435,9 +459,8 @@ class _Server:
             os._exit(status)
 
     def _execute(self, code: str) -> dict[str, Any]:
-        """In the child: limit it, check and run the code, return the outcome to report."""
+        """In the child: check and run the code under its timers, return the outcome to report."""
         limits = self._limits
-        _apply_rlimits(limits)
         calls: list[dict[str, Any]] = []
         output = _BoundedOutput(limits.max_output_bytes)
         namespace: dict[str, Any] = {"__builtins__": with_print(output.print)}
@@ -550,13 +573,16 @@ def main() -> None:
     server = _Server(apis, limits, inherited_fds=(proto_in, proto_out))
     while True:
         message = recv_frame(proto_in)
-        if message is None or message.get("op") != "run":
+        if message is None or message.get("op") not in ("run", "run_batch"):
             return
+        codes = message["codes"] if message["op"] == "run_batch" else [message["code"]]
         try:
-            outcome = server.run(message["code"])
+            outcomes = server.run_batch(codes)
         except Exception as exc:  # noqa: BLE001 - the server outlives any single snippet
-            outcome = _outcome("crash", f"sandbox server error: {type(exc).__name__}: {exc}")
-        send_frame(proto_out, outcome)
+            error = _outcome("crash", f"sandbox server error: {type(exc).__name__}: {exc}")
+            outcomes = [error] * len(codes)
+        for outcome in outcomes:
+            send_frame(proto_out, outcome)
 
 
 if __name__ == "__main__":
