@@ -39,7 +39,7 @@ def fake_external_teacher(mode: dict[str, str]) -> FastAPI:
             ])
         else:
             title = re.search(r'Query: .*?["《](.+?)["》]', prompt).group(1)
-            value = f"hits[0]['year']" if mode["code"] == "right" else "1900"
+            value = "hits[0]['year']" if mode["code"] == "right" else "1900"
             content = f"```python\nhits = searchPublication(publication_info={title!r})\nfinal_result = {value}\n```"
         return {
             "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],

@@ -31,7 +31,7 @@ from typing import Any, Self
 
 from soay.environment import academic_names as names
 from soay.environment.academic_corpus import normalize
-from soay.environment.base import ApiCallError
+from soay.environment.base import ApiCallError, SpecDispatch
 from soay.spec import ApiSpec, load_spec
 
 SEARCH_LIMIT = 10
@@ -96,7 +96,7 @@ def _fts_query(tokens: list[str], operator: str = " ") -> str:
     return operator.join(f'"{t}"*' for t in tokens[:MAX_QUERY_TOKENS])
 
 
-class AcademicEnvironment:
+class AcademicEnvironment(SpecDispatch):
     """The AMiner API library over one corpus built by `build_academic_corpus`."""
 
     def __init__(self, db_path: str | Path):
@@ -125,25 +125,6 @@ class AcademicEnvironment:
         }
 
     # ---------------------------------------------------------------- the Environment protocol
-
-    def call(self, api: str, **kwargs: Any) -> Any:
-        """Call an API by name, checking the arguments against the spec first."""
-        if api not in self.spec.by_name:
-            raise ApiCallError(f"unknown API {api!r}; the APIs are {', '.join(self.spec.api_names)}")
-        spec_api = self.spec.api(api)
-        allowed = [p.name for p in spec_api.params]
-        unexpected = sorted(set(kwargs) - set(allowed))
-        if unexpected:
-            raise ApiCallError(
-                f"{api} got unexpected argument(s) {', '.join(unexpected)}; it takes {spec_api.signature()}"
-            )
-        missing = [p.name for p in spec_api.params if p.required and kwargs.get(p.name) is None]
-        if missing:
-            raise ApiCallError(f"{api} is missing required argument(s) {', '.join(missing)}")
-        return getattr(self, api)(**kwargs)
-
-    def api_functions(self) -> dict[str, Callable[..., Any]]:
-        return {name: getattr(self, name) for name in self.spec.api_names}
 
     def sample_entity(self, entity: str, rng: random.Random) -> str:
         """A uniform random id: rows are numbered 1..N without gaps, so draw a row number."""

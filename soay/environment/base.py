@@ -17,6 +17,32 @@ class ApiCallError(Exception):
     """A call the API itself rejects (bad or missing arguments); the HTTP clone maps it to 4xx."""
 
 
+class SpecDispatch:
+    """`call` and `api_functions` for an environment whose methods carry its spec's API names.
+
+    Arguments are checked against the spec before the method runs, so every domain rejects an
+    unknown API, an unexpected argument or a missing required one with the same clear message.
+    """
+
+    spec: ApiSpec
+
+    def call(self, api: str, **kwargs: Any) -> Any:
+        if api not in self.spec.by_name:
+            raise ApiCallError(f"unknown API {api!r}; the APIs are {', '.join(self.spec.api_names)}")
+        spec_api = self.spec.api(api)
+        unexpected = sorted(set(kwargs) - {p.name for p in spec_api.params})
+        if unexpected:
+            raise ApiCallError(f"{api} got unexpected argument(s) {', '.join(unexpected)}; it takes {spec_api.signature()}")
+        missing = [p.name for p in spec_api.params if p.required and kwargs.get(p.name) is None]
+        if missing:
+            raise ApiCallError(f"{api} is missing required argument(s) {', '.join(missing)}")
+        return getattr(self, api)(**kwargs)
+
+    def api_functions(self) -> dict[str, Callable[..., Any]]:
+        """The bound API methods; they validate their own arguments, so they are safe to expose."""
+        return {name: getattr(self, name) for name in self.spec.api_names}
+
+
 @runtime_checkable
 class Environment(Protocol):
     """An API environment over one corpus.

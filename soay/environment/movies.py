@@ -11,11 +11,10 @@ from __future__ import annotations
 import random
 import re
 import sqlite3
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from soay.environment.base import ApiCallError
+from soay.environment.base import ApiCallError, SpecDispatch
 from soay.environment.movies_corpus import normalise_text
 from soay.spec import ApiSpec, load_spec
 
@@ -24,7 +23,7 @@ _PUBLIC_ID = re.compile(r"^[0-9a-f]{24}$")
 _TABLES = {"movie": ("movie", "movie_id"), "person": ("person", "person_id")}
 
 
-class MovieEnvironment:
+class MovieEnvironment(SpecDispatch):
     """searchMovie, searchPeople, getMovie, getPersonProfile and getFilmography over one corpus."""
 
     def __init__(self, db_path: str | Path) -> None:
@@ -120,26 +119,6 @@ class MovieEnvironment:
         ]
 
     # ------------------------------------------------------- the Environment protocol
-
-    def call(self, api: str, **kwargs: Any) -> Any:
-        """Call an API by name, checking the arguments against the spec first."""
-        if api not in self.spec.by_name:
-            raise ApiCallError(f"unknown API {api!r}; the movie APIs are {', '.join(self.spec.api_names)}")
-        params = self.spec.api(api).params
-        allowed = {p.name for p in params}
-        unexpected = sorted(set(kwargs) - allowed)
-        if unexpected:
-            raise ApiCallError(
-                f"{api} takes no argument {', '.join(map(repr, unexpected))} (it takes {', '.join(sorted(allowed))})"
-            )
-        missing = [p.name for p in params if p.required and kwargs.get(p.name) is None]
-        if missing:
-            raise ApiCallError(f"{api} is missing the required argument {', '.join(map(repr, missing))}")
-        return getattr(self, api)(**kwargs)
-
-    def api_functions(self) -> dict[str, Callable[..., Any]]:
-        """The bound API methods; they validate their own arguments, so the sandbox can call them directly."""
-        return {name: getattr(self, name) for name in self.spec.api_names}
 
     def sample_entity(self, entity: str, rng: random.Random) -> str:
         """Uniform over the table: internal ids are dense (1..n), so one random row is one lookup."""
