@@ -72,7 +72,7 @@ def main() -> None:
         big = json.loads(out.strip().splitlines()[-1])
         results["generate_20k"] = {
             "wall_seconds_whole_command": round(wall, 1),
-            "generation_seconds": big["seconds"],
+            "generation_seconds": round(big["seconds"], 1),
             "kept": big["kept"],
             "counts": big["manifest"]["counts"],
             "triplets_per_second": big["triplets_per_second"],

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import TEST_CORPUS_SIZE
 from soay.answers import answers_match
 from soay.dataset import iter_triplets, load_manifest
 from soay.domains import get_domain
@@ -20,7 +21,7 @@ TRAIN, TEST = 6, 3
 
 def small_settings(root: Path, **data) -> Settings:
     return Settings(
-        data={"root": root, "corpus_size": 2000, "seed": 7, "train_per_combination": TRAIN, "test_per_combination": TEST, "unit_size": 4, **data},
+        data={"root": root, "corpus_size": TEST_CORPUS_SIZE, "seed": 7, "train_per_combination": TRAIN, "test_per_combination": TEST, "unit_size": 4, **data},
         ray={"workers": 2},
     )
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SOAY, free_port, stop
+from conftest import ROOT, SOAY, TEST_CORPUS_SIZE, free_port, stop
 
 from soay.dataset import load_manifest
 
@@ -52,7 +52,7 @@ def ray_cluster(tmp_path_factory):
 
 def test_generate_joins_a_cluster_through_RAY_ADDRESS(ray_cluster, data_root, aminer_db, tmp_path):
     address, _ = ray_cluster
-    env = {**os.environ, "RAY_ADDRESS": address, "SOAY_DATA__ROOT": str(data_root), "SOAY_DATA__SEED": "7"}
+    env = {**os.environ, "RAY_ADDRESS": address, "SOAY_DATA__ROOT": str(data_root), "SOAY_DATA__SEED": "7", "SOAY_DATA__CORPUS_SIZE": str(TEST_CORPUS_SIZE)}
     out = subprocess.run(
         [*SOAY, "generate", "--train-per-combination", "1", "--test-per-combination", "1", "--workers", "2",
          "--out", str(tmp_path / "ds"), "--json"],
@@ -74,7 +74,7 @@ def test_generate_runs_as_a_ray_job(ray_cluster, data_root, aminer_db, tmp_path)
             job = client.submit_job(
                 entrypoint=f"{os.sys.executable} -m cluster.jobs.generate --train-per-combination 1 "
                 f"--test-per-combination 1 --workers 2 --out {tmp_path / 'job'}",
-                runtime_env={"env_vars": {"SOAY_DATA__ROOT": str(data_root), "SOAY_DATA__SEED": "7"}},
+                runtime_env={"env_vars": {"SOAY_DATA__ROOT": str(data_root), "SOAY_DATA__SEED": "7", "SOAY_DATA__CORPUS_SIZE": str(TEST_CORPUS_SIZE)}},
             )
             break
         except RuntimeError as e:

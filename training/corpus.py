@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 from tqdm import tqdm
@@ -29,8 +31,23 @@ def build_corpus(domain_name: str, db_path: Path, size: int, seed: int, show_pro
             bar.close()
 
 
+def corpus_meta(db_path: Path) -> dict[str, str]:
+    """What a corpus was built as (domain, size, seed), from its `meta` table; {} if unreadable."""
+    try:
+        with closing(sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
+            return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.Error:
+        return {}
+
+
 def ensure_corpus(domain_name: str, db_path: Path, size: int, seed: int, show_progress: bool = True) -> Path:
-    """The corpus path, building the corpus first if it does not exist yet."""
-    if not db_path.is_file():
+    """The corpus path, (re)building it unless one of this domain, size and seed is there.
+
+    A corpus built with other settings is replaced rather than silently reused: the triplets'
+    entities and answers depend on it.
+    """
+    wanted = {"domain": domain_name, "size": str(size), "seed": str(seed)}
+    meta = corpus_meta(db_path) if db_path.is_file() else {}
+    if {k: meta.get(k) for k in wanted} != wanted:
         build_corpus(domain_name, db_path, size, seed, show_progress)
     return db_path

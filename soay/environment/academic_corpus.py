@@ -116,7 +116,9 @@ def build_academic_corpus(
         conn.executemany(
             "INSERT INTO meta(key, value) VALUES (?, ?)",
             [
+                ("domain", "aminer"),
                 ("schema_version", str(SCHEMA_VERSION)),
+                ("size", str(n_persons)),
                 ("seed", str(seed)),
                 ("counts", json.dumps(counts, sort_keys=True)),
             ],
