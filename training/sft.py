@@ -1,0 +1,226 @@
+"""The SFT recipe: full fine-tuning or LoRA, on Ray Train, with DDP or DeepSpeed ZeRO.
+
+One recipe covers every case the YAML configs in `configs/sft/` describe: a from-scratch small
+Llama on CPUs (the embedded default) or any HF checkpoint directory on GPUs; plain DDP (gloo on
+CPU, NCCL on GPU) or DeepSpeed ZeRO-2/3 from a JSON config. The loop reads top to bottom:
+set up the model, set up the data, train, save an HF-format checkpoint that vLLM loads.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs" / "sft"
+
+
+class ModelShape(BaseModel):
+    """Dimensions of the from-scratch Llama (ignored when `base_model` is a checkpoint)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    hidden_size: int = 256
+    intermediate_size: int = 688
+    num_hidden_layers: int = 4
+    num_attention_heads: int = 4
+    max_position_embeddings: int = 1024
+
+
+class LoraSettings(BaseModel):
+    """seeds/001 Table 8: rank 8, alpha 32, dropout 0.1, on all linear layers."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    r: int = 8
+    alpha: int = 32
+    dropout: float = 0.1
+    target_modules: list[str] | str = "all-linear"
+    merge: bool = True
+    """Save the merged model (loads in vLLM as a plain checkpoint) besides the adapter."""
+
+
+class SFTConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["full", "lora"] = "full"
+    base_model: str | None = None
+    """HF checkpoint directory to start from; None trains the small Llama from scratch."""
+    tokenizer: str | None = None
+    """Tokenizer directory; None uses base_model's, or trains one on the data."""
+    shape: ModelShape = ModelShape()
+    lora: LoraSettings = LoraSettings()
+    learning_rate: float = 1e-3
+    weight_decay: float = 0.0
+    warmup_ratio: float = 0.1
+    epochs: float = 1.0
+    max_steps: int | None = None
+    """Stop after this many optimiser steps (overrides epochs); for smoke tests and benchmarks."""
+    batch_size: int = 16
+    """Per worker."""
+    max_length: int = 384
+    seed: int = 0
+    workers: int = 2
+    use_gpu: bool = False
+    deepspeed: str | None = None
+    """A DeepSpeed JSON config (e.g. configs/sft/zero3.json); None uses DDP."""
+    log_every: int = 10
+    vocab_size: int = 2000
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> SFTConfig:
+    """A recipe config from YAML with `key=value` / `a.b=value` overrides laid on top."""
+    raw: dict[str, Any] = yaml.safe_load(Path(path).read_text()) if path else {}
+    for item in overrides or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"override {item!r} is not key=value")
+        node = raw
+        *parents, leaf = key.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = yaml.safe_load(value)
+    return SFTConfig.model_validate(raw)
+
+
+def build_model(config: SFTConfig, tokenizer: Any) -> torch.nn.Module:
+    """The base model: a checkpoint, or a small Llama initialised from the seed."""
+    from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
+
+    if config.base_model:
+        return AutoModelForCausalLM.from_pretrained(config.base_model, torch_dtype=torch.float32)
+    torch.manual_seed(config.seed)
+    shape = config.shape
+    return LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=shape.hidden_size,
+            intermediate_size=shape.intermediate_size,
+            num_hidden_layers=shape.num_hidden_layers,
+            num_attention_heads=shape.num_attention_heads,
+            num_key_value_heads=shape.num_attention_heads,
+            max_position_embeddings=shape.max_position_embeddings,
+            tie_word_embeddings=True,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+    )
+
+
+def add_lora(model: torch.nn.Module, lora: LoraSettings) -> torch.nn.Module:
+    from peft import LoraConfig, get_peft_model
+
+    return get_peft_model(
+        model,
+        LoraConfig(
+            r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=lora.target_modules, task_type="CAUSAL_LM"
+        ),
+    )
+
+
+def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
+    """What every Ray Train worker runs: set up, train, save (rank 0), report."""
+    import ray.train
+    from torch.utils.data import DataLoader, DistributedSampler
+    from transformers import AutoTokenizer, get_cosine_schedule_with_warmup
+
+    from training.sft_data import collate
+
+    config = SFTConfig.model_validate(loop_config["config"])
+    ctx = ray.train.get_context()
+    rank, world = ctx.get_world_rank(), ctx.get_world_size()
+    torch.manual_seed(config.seed)
+
+    # --- set up the model -----------------------------------------------------------------
+    tokenizer = AutoTokenizer.from_pretrained(loop_config["tokenizer_dir"])
+    model = build_model(config, tokenizer)
+    if config.mode == "lora":
+        model = add_lora(model, config.lora)
+    examples = json.loads(Path(loop_config["examples_path"]).read_text())
+
+    # --- set up the data ------------------------------------------------------------------
+    sampler = DistributedSampler(examples, num_replicas=world, rank=rank, shuffle=True, seed=config.seed)
+    loader = DataLoader(
+        examples, batch_size=config.batch_size, sampler=sampler, collate_fn=lambda b: collate(b, tokenizer.pad_token_id)
+    )
+    steps = config.max_steps or max(1, math.ceil(config.epochs * len(loader)))
+    params = [p for p in model.parameters() if p.requires_grad]
+
+    if config.deepspeed:
+        import deepspeed
+
+        ds_config = json.loads(Path(config.deepspeed).read_text())
+        ds_config.update(train_micro_batch_size_per_gpu=config.batch_size, gradient_accumulation_steps=1)
+        ds_config.setdefault("optimizer", {"type": "AdamW", "params": {"lr": config.learning_rate, "weight_decay": config.weight_decay}})
+        ds_config.setdefault(
+            "scheduler",
+            {"type": "WarmupCosineLR", "params": {"total_num_steps": steps, "warmup_num_steps": int(config.warmup_ratio * steps)}},
+        )
+        engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=params, config=ds_config)
+        device = engine.device
+    else:
+        model = ray.train.torch.prepare_model(model)
+        optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
+        scheduler = get_cosine_schedule_with_warmup(optimizer, int(config.warmup_ratio * steps), steps)
+        device = ray.train.torch.get_device()
+
+    # --- train ----------------------------------------------------------------------------
+    step, epoch, tokens, started = 0, 0, 0, time.perf_counter()
+    running = 0.0
+    while step < steps:
+        sampler.set_epoch(epoch)
+        for batch in loader:
+            batch = {k: v.to(device) for k, v in batch.items()}
+            if config.deepspeed:
+                loss = engine(**batch).loss
+                engine.backward(loss)
+                engine.step()
+            else:
+                loss = model(**batch).loss
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(params, 1.0)
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+            step += 1
+            tokens += int(batch["attention_mask"].sum())
+            running += float(loss)
+            if step % config.log_every == 0 or step == steps:
+                n = config.log_every if step % config.log_every == 0 else step % config.log_every
+                elapsed = time.perf_counter() - started
+                metrics = {"step": step, "epoch": epoch, "loss": running / n, "tokens_per_s": tokens * world / elapsed}
+                running = 0.0
+                if step < steps:
+                    ray.train.report(metrics)
+            if step >= steps:
+                break
+        epoch += 1
+
+    # --- save an HF checkpoint (rank 0 writes; every rank reports it) ---------------------
+    module = engine.module if config.deepspeed else getattr(model, "module", model)
+    state = engine._zero3_consolidated_16bit_state_dict() if config.deepspeed and engine.zero_optimization_stage() == 3 else None
+    out = Path(loop_config["output_dir"])
+    if rank == 0:
+        save_checkpoint(module, tokenizer, out, config, state)
+    metrics["seconds"] = time.perf_counter() - started
+    ray.train.report(metrics, checkpoint=ray.train.Checkpoint.from_directory(out) if rank == 0 else None)
+
+
+def save_checkpoint(module: Any, tokenizer: Any, out: Path, config: SFTConfig, state: dict | None = None) -> None:
+    """HF-format model (merged when LoRA) + tokenizer in `out`; the LoRA adapter in `out/adapter`."""
+    out.mkdir(parents=True, exist_ok=True)
+    if config.mode == "lora":
+        module.save_pretrained(out / "adapter", state_dict=state)
+        if config.lora.merge:
+            module.merge_and_unload().save_pretrained(out)
+    else:
+        module.save_pretrained(out, state_dict=state)
+    tokenizer.save_pretrained(out)
+    (out / "sft_config.json").write_text(config.model_dump_json(indent=2))

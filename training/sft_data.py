@@ -1,0 +1,58 @@
+"""Supervised examples for the two roles, made from triplets.
+
+Each training triplet gives a planner example (question -> solution) and a coder example
+(exemplar program + question + solution -> code). The loss is on the answer tokens only, so the
+model learns to write solutions and code, not to reproduce questions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import torch
+from transformers import PreTrainedTokenizerBase
+
+from soay.prompts import coder_prompt, planner_prompt, target
+from soay.triplets import Triplet
+
+IGNORE = -100
+
+
+def role_pairs(triplets: Iterable[Triplet]) -> list[tuple[str, str]]:
+    """(prompt, target) pairs for planner and coder.
+
+    The coder's exemplar is the code of the previous triplet of the same combination (another
+    entity), standing in for what the retriever supplies when serving.
+    """
+    pairs: list[tuple[str, str]] = []
+    last_code: dict[str, str] = {}
+    for t in triplets:
+        pairs.append((planner_prompt(t.query), target(t.solution)))
+        pairs.append((coder_prompt(t.query, t.solution, last_code.get(t.combination.id, "")), target(t.code)))
+        last_code[t.combination.id] = t.code
+    return pairs
+
+
+def encode(pairs: list[tuple[str, str]], tokenizer: PreTrainedTokenizerBase, max_length: int) -> list[dict[str, list[int]]]:
+    """Token ids with labels masked on the prompt; over-long examples are dropped, not cut."""
+    out: list[dict[str, list[int]]] = []
+    for prompt, answer in pairs:
+        p = tokenizer(prompt)["input_ids"]
+        a = tokenizer(answer, add_special_tokens=False)["input_ids"]
+        if len(p) + len(a) > max_length:
+            continue
+        out.append({"input_ids": p + a, "labels": [IGNORE] * len(p) + a})
+    return out
+
+
+def collate(batch: list[dict[str, list[int]]], pad_id: int) -> dict[str, torch.Tensor]:
+    width = max(len(b["input_ids"]) for b in batch)
+    ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+    labels = torch.full((len(batch), width), IGNORE, dtype=torch.long)
+    mask = torch.zeros((len(batch), width), dtype=torch.long)
+    for i, b in enumerate(batch):
+        n = len(b["input_ids"])
+        ids[i, :n] = torch.tensor(b["input_ids"])
+        labels[i, :n] = torch.tensor(b["labels"])
+        mask[i, :n] = 1
+    return {"input_ids": ids, "labels": labels, "attention_mask": mask}
