@@ -156,12 +156,12 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     if config.deepspeed:
         import deepspeed
 
-        ds_config = json.loads(Path(config.deepspeed).read_text())
+        ds_config = dict(loop_config["deepspeed_config"])
         ds_config.update(train_micro_batch_size_per_gpu=config.batch_size, gradient_accumulation_steps=1)
         ds_config.setdefault("optimizer", {"type": "AdamW", "params": {"lr": config.learning_rate, "weight_decay": config.weight_decay}})
         ds_config.setdefault(
             "scheduler",
-            {"type": "WarmupCosineLR", "params": {"total_num_steps": steps, "warmup_num_steps": int(config.warmup_ratio * steps)}},
+            {"type": "WarmupCosineLR", "params": {"total_num_steps": steps, "warmup_num_steps": max(1, int(config.warmup_ratio * steps))}},
         )
         engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=params, config=ds_config)
         device = engine.device

@@ -54,6 +54,8 @@ def run_sft(config: SFTConfig, dataset_root: Path, out_dir: Path) -> dict[str, A
             "tokenizer_dir": str(tokenizer_dir),
             "examples_path": str(examples_path),
             "output_dir": str(model_dir),
+            # read here: workers may run elsewhere, with another working directory
+            "deepspeed_config": json.loads(Path(config.deepspeed).read_text()) if config.deepspeed else None,
         },
         scaling_config=ScalingConfig(num_workers=config.workers, use_gpu=config.use_gpu, resources_per_worker={"CPU": 1}),
         torch_config=TorchConfig(backend="nccl" if config.use_gpu else "gloo"),
