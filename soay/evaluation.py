@@ -272,7 +272,7 @@ def score(per_hop: dict[str, Any]) -> float:
 def markdown_table(report: dict[str, Any]) -> str:
     """The report as SoAy's table (categories and ACC per hop) with the code metrics."""
     cols = ["n", *CATEGORIES, "ACC", "arg_match_full", "arg_match_functions", "seq_match_full", "seq_match_connected"]
-    rows = [k for k in report if isinstance(report[k], dict)]
+    rows = [k for k in report if isinstance(report[k], dict) and "n" in report[k]]
     lines = ["| split | " + " | ".join(cols) + " |", "|" + "---|" * (len(cols) + 1)]
     lines += [f"| {k} | " + " | ".join(str(report[k][c]) for c in cols) + " |" for k in rows]
     scores = ", ".join(f"{k} {v}" for k, v in report.items() if k.startswith("score"))

@@ -560,7 +560,9 @@ def main() -> None:
         return
     try:
         limits = Limits(**init["limits"])
-        sys.path[:0] = [entry for entry in init["sys_path"] if entry not in sys.path]
+        # appended, not prepended: the server's own packages win over whatever a caller put on
+        # its path (vLLM, for one, adds a directory of vendored, older modules)
+        sys.path.extend(entry for entry in init["sys_path"] if entry not in sys.path)
         env = _load_factory(init["env_factory"])(**init["env_kwargs"])
         apis = _collect_apis(env)
     except Exception:  # noqa: BLE001 - reported to the caller, which raises

@@ -1,0 +1,95 @@
+"""The SoAyEval job: planner + coder through vLLM offline inference, code in the sandbox, scores.
+
+The planner's decoding is constrained to the solution library (vLLM structured outputs), so it
+can only name solutions that exist; the coder gets the nearest training example of the chosen
+solution as its exemplar. Everything the model writes runs in the sandbox, never here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from soay.dataset import iter_triplets
+from soay.domains import get_domain
+from soay.evaluation import Case, evaluate, markdown_table
+from soay.prompts import END, coder_prompt, planner_prompt
+from soay.settings import SandboxSettings
+from soay.triplets import Triplet
+from training.generate import sandbox_for
+
+_WORD = re.compile(r"\w+")
+
+
+class ExemplarIndex:
+    """Training examples per solution; the one sharing most words with a query is its exemplar.
+
+    A lexical stand-in until the FAISS retriever serves exemplars; it is enough to show the coder
+    the shape of code for a solution.
+    """
+
+    def __init__(self, triplets: list[Triplet]) -> None:
+        self.by_solution: dict[str, list[tuple[set[str], str]]] = defaultdict(list)
+        for t in triplets:
+            self.by_solution[t.solution].append((set(_WORD.findall(t.query.lower())), t.code))
+
+    def code_for(self, query: str, solution: str) -> str:
+        candidates = self.by_solution.get(solution)
+        if not candidates:
+            return ""
+        words = set(_WORD.findall(query.lower()))
+        return max(candidates, key=lambda c: len(words & c[0]) / (len(words | c[0]) or 1))[1]
+
+
+def predict(model_dir: Path, queries: list[str], solutions: list[str], exemplars: ExemplarIndex, max_model_len: int = 1024) -> list[tuple[str, str]]:
+    """(solution, code) for each query, greedy, in two batched vLLM passes."""
+    from vllm import LLM, SamplingParams
+    from vllm.sampling_params import StructuredOutputsParams
+
+    # On the CPU build "gpu_memory_utilization" is the share of host memory vLLM reserves; a
+    # small model needs little, and the sandbox and Ray share the machine.
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    llm = LLM(
+        model=str(model_dir), dtype="float32", enforce_eager=True, max_model_len=max_model_len, seed=0,
+        gpu_memory_utilization=0.3,
+    )
+    plan = SamplingParams(temperature=0.0, max_tokens=48, structured_outputs=StructuredOutputsParams(choice=solutions))
+    planned = [o.outputs[0].text.strip() for o in llm.generate([planner_prompt(q) for q in queries], plan, use_tqdm=False)]
+    write = SamplingParams(temperature=0.0, max_tokens=max_model_len // 2, stop=[END])
+    prompts = [coder_prompt(q, s, exemplars.code_for(q, s)) for q, s in zip(queries, planned)]
+    codes = [o.outputs[0].text for o in llm.generate(prompts, write, use_tqdm=False)]
+    return list(zip(planned, codes))
+
+
+def run_eval(model_dir: Path, dataset_root: Path, db_path: Path, domain_name: str, out_dir: Path, limit: int | None = None) -> dict[str, Any]:
+    """Score the model on the dataset's test split; writes eval.json and eval.md to `out_dir`."""
+    domain = get_domain(domain_name)
+    test = list(iter_triplets(dataset_root, split="test"))[:limit]
+    if not test:
+        raise ValueError(f"dataset at {dataset_root} has no test triplets")
+    exemplars = ExemplarIndex(list(iter_triplets(dataset_root, split="train")))
+    started = time.perf_counter()
+    predictions = predict(model_dir, [t.query for t in test], [str(s) for s in domain.library], exemplars)
+    generation_s = time.perf_counter() - started
+    with sandbox_for(domain_name, db_path, SandboxSettings()) as sandbox:
+        results = sandbox.run_batch([code for _, code in predictions])
+    cases = [
+        Case(t.hops, t.language, t.solution, t.code, t.answer, solution, code, r.ok, r.result)
+        for t, (solution, code), r in zip(test, predictions, results)
+    ]
+    report = evaluate(cases, set(domain.spec.api_names))
+    report["meta"] = {
+        "model": str(model_dir),
+        "test_cases": len(test),
+        "invalid_solutions": sum(s not in {str(x) for x in domain.library} for s, _ in predictions),
+        "generation_seconds": round(generation_s, 1),
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "eval.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
+    (out_dir / "eval.md").write_text(markdown_table(report))
+    return report
