@@ -205,6 +205,49 @@ def _print_generation(report: Any) -> None:
     typer.echo(f"dataset version {report.manifest.version} at {report.dataset_path}")
 
 
+@app.command("train")
+@user_errors
+def train_cmd(
+    recipe: Path = typer.Option(Path("configs/sft/cpu_full.yaml"), "--config-file", "-f", help="SFT recipe YAML (configs/sft/)."),
+    overrides: list[str] | None = typer.Argument(None, help="Recipe overrides as key=value (e.g. max_steps=100 lora.r=16)."),
+    domain: str | None = typer.Option(None, help="Domain whose dataset to train on."),
+    dataset: Path | None = typer.Option(None, help="Dataset directory (default <data.root>/<domain>/dataset)."),
+    out: Path | None = typer.Option(None, help="Run directory (default <data.root>/<domain>/runs/<mode>)."),
+) -> None:
+    """Fine-tune the planner/coder model (full or LoRA) on Ray Train from the dataset manifest."""
+    from training.sft import load_config
+    from training.train_job import run_sft
+
+    if not recipe.is_file():
+        fail(f"recipe {recipe} does not exist")
+    config = load_config(recipe, overrides or [])
+    s = load_settings(**{"data.domain": domain})
+    from cluster.ray_runtime import init_ray
+
+    init_ray(s.ray)
+    record = run_sft(config, dataset or s.data.dataset_path(), out or s.data.root / s.data.domain / "runs" / config.mode)
+    typer.echo(json.dumps({k: record[k] for k in ("checkpoint", "wall_seconds", "examples", "metrics", "dataset")}, default=str))
+
+
+@app.command("eval")
+@user_errors
+def eval_cmd(
+    model: Path = typer.Argument(..., help="HF checkpoint directory (a `soay train` run's model/)."),
+    domain: str | None = typer.Option(None, help="Domain of the dataset."),
+    dataset: Path | None = typer.Option(None, help="Dataset directory (default <data.root>/<domain>/dataset)."),
+    out: Path | None = typer.Option(None, help="Where eval.json and eval.md go (default: beside the model)."),
+    limit: int | None = typer.Option(None, min=1, help="Evaluate only the first N test cases."),
+) -> None:
+    """SoAyEval on the held-out test split: planner + coder via vLLM, code in the sandbox."""
+    from training.evaluate import run_eval
+
+    if not (model / "config.json").is_file():
+        fail(f"{model} is not an HF checkpoint directory (no config.json)")
+    s = load_settings(**{"data.domain": domain})
+    report = run_eval(model, dataset or s.data.dataset_path(), s.data.corpus_path(), s.data.domain, out or model.parent / "eval", limit)
+    typer.echo(json.dumps({"score": report["score"], "all": report["all"], "meta": report["meta"]}))
+
+
 @app.command("demo")
 @user_errors
 def demo(

@@ -27,7 +27,7 @@ def invoke(*args: str, env: dict[str, str] | None = None):
 def test_help_lists_the_commands():
     result = invoke("--help")
     assert result.exit_code == 0
-    for command in ("demo", "generate", "corpus", "api", "solutions", "config"):
+    for command in ("demo", "generate", "corpus", "api", "solutions", "config", "train", "eval"):
         assert command in result.output
 
 
@@ -64,6 +64,10 @@ def test_solutions_lists_the_library():
         (["api", "serve", "--db", "/no/such.sqlite"], None, "does not exist"),
         (["api", "serve", "--port", "70000"], None, "Invalid value"),
         (["solutions", "--domain", "astrology"], None, "unknown domain"),
+        (["train", "-f", "/no/such/recipe.yaml"], None, "does not exist"),
+        (["train", "not-a-key-value"], None, "is not key=value"),
+        (["train", "no_such_setting=1"], None, "Extra inputs"),
+        (["eval", "/no/such/model"], None, "not an HF checkpoint"),
     ],
 )
 def test_bad_input_gets_a_message_and_non_zero_exit(args, env, fragment):
