@@ -2,7 +2,8 @@
 
 The planner's decoding is constrained to the solution library (vLLM structured outputs), so it
 can only name solutions that exist; the coder gets the nearest training example of the chosen
-solution as its exemplar. Everything the model writes runs in the sandbox, never here.
+solution as its exemplar, and the string arguments of its search calls are snapped to spans of
+the question (seeds/001 §4.4). Everything the model writes runs in the sandbox, never here.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from soay.dataset import iter_triplets
 from soay.domains import get_domain
 from soay.evaluation import Case, evaluate, markdown_table
+from soay.literals import snap_literals
 from soay.prompts import END, coder_prompt, planner_prompt
 from soay.settings import SandboxSettings
 from soay.triplets import Triplet
@@ -74,7 +76,10 @@ def run_eval(model_dir: Path, dataset_root: Path, db_path: Path, domain_name: st
         raise ValueError(f"dataset at {dataset_root} has no test triplets")
     exemplars = ExemplarIndex(list(iter_triplets(dataset_root, split="train")))
     started = time.perf_counter()
-    predictions = predict(model_dir, [t.query for t in test], [str(s) for s in domain.library], exemplars)
+    predictions = [
+        (solution, snap_literals(code, t.query, domain.spec))
+        for t, (solution, code) in zip(test, predict(model_dir, [t.query for t in test], [str(s) for s in domain.library], exemplars))
+    ]
     generation_s = time.perf_counter() - started
     with sandbox_for(domain_name, db_path, SandboxSettings()) as sandbox:
         results = sandbox.run_batch([code for _, code in predictions])
