@@ -85,3 +85,13 @@ def test_lora_run_saves_adapter_and_merged_model(dataset, tmp_path):
     assert (out / "adapter" / "adapter_config.json").is_file()
     assert json.loads((out / "adapter" / "adapter_config.json").read_text())["r"] == 8
     _loads_and_generates(out)
+
+
+def test_retraining_resumes_from_the_last_checkpoint(dataset, tmp_path):
+    config = load_config("configs/sft/cpu_full.yaml", [*TINY, "max_steps=4", "workers=1", "learning_rate=3e-3"])
+    first = run_sft(config, dataset, tmp_path / "run")
+    assert first["resumed_from"] is None
+    second = run_sft(config, dataset, tmp_path / "run")
+    assert second["resumed_from"] == str(tmp_path.resolve() / "run" / "model.previous")
+    assert second["metrics"]["loss"] < first["metrics"]["loss"]  # it kept learning, not restarted
+    _loads_and_generates(tmp_path / "run" / "model")

@@ -72,6 +72,9 @@ class SFTConfig(BaseModel):
     """A DeepSpeed JSON config (e.g. configs/sft/zero3.json); None uses DDP."""
     log_every: int = 10
     vocab_size: int = 2000
+    resume: bool = True
+    """Start from the run directory's last checkpoint when there is one (weights; the optimiser
+    and schedule start afresh), so a retraining job picks up where the previous one stopped."""
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> SFTConfig:

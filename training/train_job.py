@@ -8,6 +8,7 @@ version produced it.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,16 @@ def run_sft(config: SFTConfig, dataset_root: Path, out_dir: Path) -> dict[str, A
 
     out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
+    model_dir = out_dir / "model"
+    resumed_from = None
+    if config.resume and (model_dir / "config.json").is_file():
+        previous = model_dir.with_name("model.previous")
+        if previous.exists():
+            shutil.rmtree(previous)
+        model_dir.rename(previous)
+        resumed_from = str(previous)
+        # a LoRA run resumes from its merged model; its adapter starts afresh on top of it
+        config = config.model_copy(update={"base_model": resumed_from, "tokenizer": resumed_from})
     manifest = load_manifest(dataset_root)
     triplets = list(iter_triplets(dataset_root, split="train"))
     if not triplets:
@@ -46,7 +57,6 @@ def run_sft(config: SFTConfig, dataset_root: Path, out_dir: Path) -> dict[str, A
     examples_path = out_dir / "examples.json"
     examples_path.write_text(json.dumps(examples))
 
-    model_dir = out_dir / "model"
     trainer = TorchTrainer(
         train_loop_per_worker,
         train_loop_config={
@@ -69,6 +79,7 @@ def run_sft(config: SFTConfig, dataset_root: Path, out_dir: Path) -> dict[str, A
         "examples": len(examples),
         "metrics": result.metrics,
         "wall_seconds": round(time.perf_counter() - started, 1),
+        "resumed_from": resumed_from,
         "checkpoint": str(model_dir),
     }
     (model_dir / "run.json").write_text(json.dumps(record, indent=2, default=str))
