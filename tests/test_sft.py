@@ -14,7 +14,7 @@ from soay.dataset import iter_triplets
 from soay.prompts import planner_prompt
 from soay.settings import Settings
 from training.generate import generate
-from training.sft import SFTConfig, build_model, load_config
+from training.sft import build_model, load_config
 from training.sft_data import IGNORE, collate, encode, role_pairs
 from training.tokenizer import train_tokenizer
 from training.train_job import run_sft

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import torch
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs" / "sft"
 
