@@ -85,6 +85,32 @@ class ApiServerSettings(Section):
     max_body_bytes: int = Field(65_536, ge=1024)
 
 
+class RetrieverSettings(Section):
+    """The embedding retriever over API docs, solution exemplars and past successful traces."""
+
+    model: str = "all-MiniLM-L6-v2"
+    """Embedding model: the packaged all-MiniLM-L6-v2 (CPU, English), or any sentence-transformers
+    directory or name, e.g. a larger multilingual model on a GPU; the index records which one."""
+    index_dir: Path | None = None
+    """Where the index is written and loaded; None means <data.root>/<domain>/index."""
+    index_type: Literal["flat", "ivf", "hnsw"] = "flat"
+    """flat: exact search, right up to ~100k vectors; ivf/hnsw: approximate, faster at millions."""
+    nprobe: int = Field(16, ge=1)
+    """IVF lists searched per query: higher is more exact and slower."""
+    top_k: int = Field(5, ge=1, le=100)
+    traces: Path | None = None
+    """JSONL of past successful traces (query, solution, code); None means <data.root>/<domain>/traces.jsonl."""
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    """auto: embeddings and FAISS on the GPU when CUDA (and faiss-gpu) are there, else the CPU."""
+    batch_size: int = Field(64, ge=1)
+
+    def index_path(self, data: DataSettings) -> Path:
+        return self.index_dir or data.root / data.domain / "index"
+
+    def traces_path(self, data: DataSettings) -> Path:
+        return self.traces or data.root / data.domain / "traces.jsonl"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SOAY_", env_nested_delimiter="__", extra="forbid")
 
@@ -93,6 +119,7 @@ class Settings(BaseSettings):
     ray: RaySettings = RaySettings()
     teacher: TeacherSettings = TeacherSettings()
     api_server: ApiServerSettings = ApiServerSettings()
+    retriever: RetrieverSettings = RetrieverSettings()
 
     @classmethod
     def settings_customise_sources(
