@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, YamlConfigSettingsSource
@@ -111,6 +111,47 @@ class RetrieverSettings(Section):
         return self.traces or data.root / data.domain / "traces.jsonl"
 
 
+class ServeSettings(Section):
+    """The question-answering application: ingress -> retriever -> planner -> coder -> executor -> answer."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8400, ge=1, le=65535)
+    model_dir: Path | None = None
+    """HF checkpoint that both LLM deployments load (one base model, two prompts); None means
+    <data.root>/<domain>/runs/full/model, where `soay train` writes."""
+    model_name: str = "soay"
+    """The model name clients give on /v1/chat/completions."""
+    planner_model: str = "soay-planner"
+    coder_model: str = "soay-coder"
+    engine_kwargs: dict[str, Any] = {"dtype": "float32", "max_model_len": 1024, "enforce_eager": True, "kv_cache_memory_bytes": 256 * 2**20}
+    """vLLM engine arguments. The defaults suit the small CPU model; on GPUs drop dtype, enforce_eager
+    and kv_cache_memory_bytes and add e.g. tensor_parallel_size."""
+    accelerator: Literal["cpu", "gpu"] = "cpu"
+    """What one engine replica is placed on: one CPU, or one GPU (vLLM on CUDA)."""
+    llm_min_replicas: int = Field(1, ge=1)
+    llm_max_replicas: int = Field(1, ge=1)
+    """Engine replicas per model; each costs a model copy, a KV cache and a CPU or GPU."""
+    min_replicas: int = Field(1, ge=1)
+    max_replicas: int = Field(2, ge=1)
+    """Replicas of each light stage (ingress, retriever, executor, answer), scaled on load."""
+    target_ongoing_requests: float = Field(2.0, gt=0)
+    """Requests per replica that the autoscaler aims at: lower scales out sooner."""
+    max_ongoing_requests: int = Field(8, ge=1)
+    """Requests one stage replica works on at once; more wait in its callers' queues."""
+    max_queued_requests: int = Field(32, ge=-1)
+    """Requests queued for the ingress beyond its replicas' capacity before it answers 503 (-1: no bound)."""
+    request_timeout_s: float = Field(60.0, gt=0)
+    api_key: str | None = None
+    """When set, requests need `Authorization: Bearer <key>`; None leaves the API open (loopback default)."""
+    max_body_bytes: int = Field(65_536, ge=1024)
+    max_query_chars: int = Field(2000, ge=10)
+    repair_temperature: float = Field(0.7, ge=0)
+    """Sampling temperature of the coder's one repair attempt when its first program breaks the sandbox rules."""
+
+    def model_path(self, data: DataSettings) -> Path:
+        return self.model_dir or data.root / data.domain / "runs" / "full" / "model"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SOAY_", env_nested_delimiter="__", extra="forbid")
 
@@ -120,6 +161,7 @@ class Settings(BaseSettings):
     teacher: TeacherSettings = TeacherSettings()
     api_server: ApiServerSettings = ApiServerSettings()
     retriever: RetrieverSettings = RetrieverSettings()
+    serve: ServeSettings = ServeSettings()
 
     @classmethod
     def settings_customise_sources(
