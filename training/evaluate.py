@@ -24,6 +24,7 @@ from soay.prompts import END, coder_prompt, planner_prompt
 from soay.settings import SandboxSettings
 from soay.triplets import Triplet
 from training.generate import sandbox_for
+from training.paraphrases import paraphrased_triplets
 
 _WORD = re.compile(r"\w+")
 
@@ -68,33 +69,58 @@ def predict(model_dir: Path, queries: list[str], solutions: list[str], exemplars
     return list(zip(planned, codes))
 
 
-def run_eval(model_dir: Path, dataset_root: Path, db_path: Path, domain_name: str, out_dir: Path, limit: int | None = None) -> dict[str, Any]:
-    """Score the model on the dataset's test split; writes eval.json and eval.md to `out_dir`."""
+def run_eval(
+    model_dir: Path, dataset_root: Path, db_path: Path, domain_name: str, out_dir: Path,
+    limit: int | None = None, paraphrases: Path | None = None,
+) -> dict[str, Any]:
+    """Score the model on the dataset's test split (and, given a paraphrase file, on hand-written
+    phrasings of the same test cases); writes eval.json and eval.md to `out_dir`."""
     domain = get_domain(domain_name)
     test = list(iter_triplets(dataset_root, split="test"))[:limit]
     if not test:
         raise ValueError(f"dataset at {dataset_root} has no test triplets")
+    sets = {"test": test}
+    if paraphrases:
+        sets["paraphrases"] = paraphrased_triplets(paraphrases, test)
+    cases = [t for ts in sets.values() for t in ts]
     exemplars = ExemplarIndex(list(iter_triplets(dataset_root, split="train")))
+    solutions = [str(s) for s in domain.library]
     started = time.perf_counter()
     predictions = [
         (solution, snap_literals(code, t.query, domain.spec))
-        for t, (solution, code) in zip(test, predict(model_dir, [t.query for t in test], [str(s) for s in domain.library], exemplars))
+        for t, (solution, code) in zip(cases, predict(model_dir, [t.query for t in cases], solutions, exemplars))
     ]
     generation_s = time.perf_counter() - started
     with sandbox_for(domain_name, db_path, SandboxSettings()) as sandbox:
         results = sandbox.run_batch([code for _, code in predictions])
-    cases = [
+    scored = [
         Case(t.hops, t.language, t.solution, t.code, t.answer, solution, code, r.ok, r.result)
-        for t, (solution, code), r in zip(test, predictions, results)
+        for t, (solution, code), r in zip(cases, predictions, results)
     ]
-    report = evaluate(cases, set(domain.spec.api_names))
+    report = evaluate(scored[: len(test)], set(domain.spec.api_names))
     report["meta"] = {
         "model": str(model_dir),
         "test_cases": len(test),
-        "invalid_solutions": sum(s not in {str(x) for x in domain.library} for s, _ in predictions),
+        "invalid_solutions": sum(s not in solutions for s, _ in predictions),
         "generation_seconds": round(generation_s, 1),
+        "queries_per_second": round(len(cases) / generation_s, 1),
     }
+    markdown = markdown_table(report)
+    if paraphrases:
+        report["paraphrases"] = evaluate(scored[len(test) :], set(domain.spec.api_names))
+        report["paraphrases"]["planner_accuracy"] = _planner_accuracy(sets["paraphrases"], predictions[len(test) :])
+        markdown += "\n### Hand-written paraphrases\n\n" + markdown_table(report["paraphrases"])
+    report["planner_accuracy"] = _planner_accuracy(test, predictions[: len(test)])
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "eval.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
-    (out_dir / "eval.md").write_text(markdown_table(report))
+    (out_dir / "eval.md").write_text(markdown)
     return report
+
+
+def _planner_accuracy(cases: list[Triplet], predictions: list[tuple[str, str]]) -> dict[str, float]:
+    """Share of right solutions per language: the planner's part of the score on its own."""
+    right: dict[str, list[bool]] = defaultdict(list)
+    for t, (solution, _) in zip(cases, predictions):
+        right[t.language].append(solution == t.solution)
+        right["all"].append(solution == t.solution)
+    return {k: round(100 * sum(v) / len(v), 2) for k, v in sorted(right.items())}

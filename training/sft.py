@@ -65,6 +65,8 @@ class SFTConfig(BaseModel):
     batch_size: int = 16
     """Per worker."""
     max_length: int = 384
+    coder_per_combination: int | None = None
+    """Cap on coder examples per combination (None: one per triplet); see sft_data.role_pairs."""
     seed: int = 0
     workers: int = 2
     use_gpu: bool = False
@@ -131,10 +133,9 @@ def add_lora(model: torch.nn.Module, lora: LoraSettings) -> torch.nn.Module:
 def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     """What every Ray Train worker runs: set up, train, save (rank 0), report."""
     import ray.train
-    from torch.utils.data import DataLoader, DistributedSampler
     from transformers import AutoTokenizer, get_cosine_schedule_with_warmup
 
-    from training.sft_data import collate
+    from training.sft_data import collate, length_grouped_batches
 
     config = SFTConfig.model_validate(loop_config["config"])
     ctx = ray.train.get_context()
@@ -149,11 +150,11 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     examples = json.loads(Path(loop_config["examples_path"]).read_text())
 
     # --- set up the data ------------------------------------------------------------------
-    sampler = DistributedSampler(examples, num_replicas=world, rank=rank, shuffle=True, seed=config.seed)
-    loader = DataLoader(
-        examples, batch_size=config.batch_size, sampler=sampler, collate_fn=lambda b: collate(b, tokenizer.pad_token_id)
-    )
-    steps = config.max_steps or max(1, math.ceil(config.epochs * len(loader)))
+    def epoch_batches(epoch: int) -> list[list[dict[str, list[int]]]]:
+        """This rank's share of the epoch's batches (a different shuffle every epoch)."""
+        return length_grouped_batches(examples, config.batch_size, config.seed + epoch, world)[rank::world]
+
+    steps = config.max_steps or max(1, math.ceil(config.epochs * len(epoch_batches(0))))
     params = [p for p in model.parameters() if p.requires_grad]
 
     if config.deepspeed:
@@ -178,9 +179,8 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     step, epoch, tokens, started = 0, 0, 0, time.perf_counter()
     running = 0.0
     while step < steps:
-        sampler.set_epoch(epoch)
-        for batch in loader:
-            batch = {k: v.to(device) for k, v in batch.items()}
+        for examples_in_batch in epoch_batches(epoch):
+            batch = {k: v.to(device) for k, v in collate(examples_in_batch, tokenizer.pad_token_id).items()}
             if config.deepspeed:
                 loss = engine(**batch).loss
                 engine.backward(loss)
@@ -200,6 +200,9 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
                 elapsed = time.perf_counter() - started
                 metrics = {"step": step, "epoch": epoch, "loss": running / n, "tokens_per_s": tokens * world / elapsed}
                 running = 0.0
+                if rank == 0:  # worker stdout reaches the driver's console: the progress lines
+                    print(f"step {step}/{steps} epoch {epoch} loss {metrics['loss']:.4f} "
+                          f"{metrics['tokens_per_s']:.0f} tokens/s {elapsed:.0f}s", flush=True)
                 if step < steps:
                     ray.train.report(metrics)
             if step >= steps:

@@ -7,6 +7,8 @@ model learns to write solutions and code, not to reproduce questions.
 
 from __future__ import annotations
 
+import random
+from collections import Counter
 from collections.abc import Iterable
 
 import torch
@@ -18,18 +20,25 @@ from soay.triplets import Triplet
 IGNORE = -100
 
 
-def role_pairs(triplets: Iterable[Triplet]) -> list[tuple[str, str]]:
+def role_pairs(triplets: Iterable[Triplet], coder_per_combination: int | None = None) -> list[tuple[str, str]]:
     """(prompt, target) pairs for planner and coder.
 
-    The coder's exemplar is the code of the previous triplet of the same combination (another
-    entity), standing in for what the retriever supplies when serving.
+    Every triplet teaches the planner, whose hard part is the variety of phrasings. The coder's
+    code differs within a combination only in its literals, so `coder_per_combination` caps its
+    examples: past a few dozen entities per combination they cost training time and teach
+    nothing new. The coder's exemplar is the code of the previous triplet of the same
+    combination (another entity), standing in for what the retriever supplies when serving.
     """
     pairs: list[tuple[str, str]] = []
     last_code: dict[str, str] = {}
+    coded: Counter[str] = Counter()
     for t in triplets:
         pairs.append((planner_prompt(t.query), target(t.solution)))
-        pairs.append((coder_prompt(t.query, t.solution, last_code.get(t.combination.id, "")), target(t.code)))
-        last_code[t.combination.id] = t.code
+        combination = t.combination.id
+        if coder_per_combination is None or coded[combination] < coder_per_combination:
+            pairs.append((coder_prompt(t.query, t.solution, last_code.get(combination, "")), target(t.code)))
+            coded[combination] += 1
+        last_code[combination] = t.code
     return pairs
 
 
@@ -43,6 +52,23 @@ def encode(pairs: list[tuple[str, str]], tokenizer: PreTrainedTokenizerBase, max
             continue
         out.append({"input_ids": p + a, "labels": [IGNORE] * len(p) + a})
     return out
+
+
+def length_grouped_batches(
+    examples: list[dict[str, list[int]]], batch_size: int, seed: int, world: int = 1
+) -> list[list[dict[str, list[int]]]]:
+    """Batches of examples of similar length, in random order, a multiple of `world` long.
+
+    Planner examples are a tenth as long as coder examples; batching them together would spend
+    most of the compute on padding. Every rank must run the same number of steps (DDP and ZeRO
+    all-reduce each step), hence the multiple of `world`.
+    """
+    rng = random.Random(seed)
+    order = sorted(range(len(examples)), key=lambda i: (len(examples[i]["input_ids"]), rng.random()))
+    batches = [[examples[i] for i in order[j : j + batch_size]] for j in range(0, len(order), batch_size)]
+    rng.shuffle(batches)
+    steps = max(world, len(batches) - len(batches) % world)
+    return [batches[i % len(batches)] for i in range(steps)]
 
 
 def collate(batch: list[dict[str, list[int]]], pad_id: int) -> dict[str, torch.Tensor]:

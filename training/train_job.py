@@ -53,7 +53,7 @@ def run_sft(config: SFTConfig, dataset_root: Path, out_dir: Path) -> dict[str, A
         raise ValueError(f"dataset at {dataset_root} has no training triplets")
     texts = [t for tr in triplets for t in (tr.query, tr.solution, tr.code)]
     tokenizer_dir = prepare_tokenizer(config, texts, out_dir)
-    examples = encode(role_pairs(triplets), AutoTokenizer.from_pretrained(tokenizer_dir), config.max_length)
+    examples = encode(role_pairs(triplets, config.coder_per_combination), AutoTokenizer.from_pretrained(tokenizer_dir), config.max_length)
     examples_path = out_dir / "examples.json"
     examples_path.write_text(json.dumps(examples))
 

@@ -1,0 +1,40 @@
+"""Hand-written paraphrases instantiated with test-split entities.
+
+The templates teach the model; these questions, written by hand and kept out of training
+(benchmarks/paraphrases.yaml), show whether the planner and coder hold on phrasings unlike any
+template. Each one borrows a held-out test triplet of its combination: its entities fill the
+placeholders and its gold solution, code and answer stay the reference.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import yaml
+
+from soay.triplets import Triplet
+
+
+def paraphrased_triplets(path: Path, test: list[Triplet], per_phrasing: int = 3) -> list[Triplet]:
+    """Every hand-written phrasing filled with up to `per_phrasing` test triplets' entities."""
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    by_combination: dict[str, list[Triplet]] = defaultdict(list)
+    for t in test:
+        by_combination[t.combination.id].append(t)
+    out: list[Triplet] = []
+    for combination, by_language in data["paraphrases"].items():
+        for language, texts in by_language.items():
+            for i, text in enumerate(texts):
+                for t in by_combination.get(combination, [])[:per_phrasing]:
+                    out.append(
+                        t.model_copy(
+                            update={
+                                "id": f"{t.id}:paraphrase:{language}:{i}",
+                                "query": text.format(**t.inputs),
+                                "language": language,
+                                "template_id": f"{combination}/paraphrase/{language}/{i}",
+                            }
+                        )
+                    )
+    return out
