@@ -18,13 +18,13 @@ def init_ray(settings: RaySettings) -> str:
     if not ray.is_initialized():
         address = settings.address or os.environ.get("RAY_ADDRESS")
         if address:
-            ray.init(address=address, log_to_driver=False)
+            ray.init(address=address)
         else:
             # a Ray of our own stays on loopback: nothing outside this machine needs to reach it
+            # worker output reaches this console: Ray Train workers print their progress lines
             ray.init(
                 num_cpus=settings.num_cpus,
                 include_dashboard=False,
-                log_to_driver=False,
                 _node_ip_address="127.0.0.1",
             )
     return ray.get_runtime_context().gcs_address
