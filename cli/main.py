@@ -205,6 +205,33 @@ def _print_generation(report: Any) -> None:
     typer.echo(f"dataset version {report.manifest.version} at {report.dataset_path}")
 
 
+@app.command("index")
+@user_errors
+def index_cmd(
+    domain: str | None = typer.Option(None, help="Domain (aminer, movies)."),
+    dataset: Path | None = typer.Option(None, help="Dataset directory (default <data.root>/<domain>/dataset)."),
+    traces: Path | None = typer.Option(None, help="JSONL of past successful traces (default <data.root>/<domain>/traces.jsonl; may be absent)."),
+    out: Path | None = typer.Option(None, help="Index directory (default retriever.index_dir or <data.root>/<domain>/index)."),
+    model: str | None = typer.Option(None, help="Embedding model: all-MiniLM-L6-v2 (packaged) or a sentence-transformers path/name."),
+    index_type: str | None = typer.Option(None, help="flat (exact), ivf or hnsw (approximate, for millions of vectors)."),
+    workers: int | None = typer.Option(None, min=1, help="Ray actors embedding in parallel."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Build the retriever's FAISS index over API docs, training exemplars and past traces, on Ray."""
+    from retriever.build import build_index
+
+    s = load_settings(
+        **{"data.domain": domain, "retriever.model": model, "retriever.index_type": index_type, "ray.workers": workers}
+    )
+    report = build_index(s, dataset=dataset, out=out, traces=traces, show_progress=sys.stderr.isatty() or not as_json)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict()))
+        return
+    counts = ", ".join(f"{k} {v}" for k, v in report.counts.items())
+    typer.echo(f"indexed {sum(report.counts.values())} documents ({counts}) with {report.model} in {report.seconds:.1f} s")
+    typer.echo(f"dataset version {report.dataset_version}; index at {report.path}")
+
+
 @app.command("train")
 @user_errors
 def train_cmd(

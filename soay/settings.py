@@ -96,7 +96,8 @@ class RetrieverSettings(Section):
     index_type: Literal["flat", "ivf", "hnsw"] = "flat"
     """flat: exact search, right up to ~100k vectors; ivf/hnsw: approximate, faster at millions."""
     nprobe: int = Field(16, ge=1)
-    """IVF lists searched per query: higher is more exact and slower."""
+    """Search breadth of the approximate indexes: IVF lists probed per query; HNSW explores 4x as many
+    candidates (efSearch). Higher is more exact and slower."""
     top_k: int = Field(5, ge=1, le=100)
     traces: Path | None = None
     """JSONL of past successful traces (query, solution, code); None means <data.root>/<domain>/traces.jsonl."""
