@@ -15,7 +15,7 @@ from soay.prompts import planner_prompt
 from soay.settings import Settings
 from training.generate import generate
 from training.sft import build_model, load_config
-from training.sft_data import IGNORE, collate, encode, role_pairs
+from training.sft_data import IGNORE, collate, encode, length_grouped_batches, role_pairs
 from training.tokenizer import train_tokenizer
 from training.train_job import run_sft
 
@@ -47,6 +47,26 @@ def test_a_few_steps_reduce_the_loss(dataset):
         optimizer.zero_grad()
         losses.append(float(loss))
     assert losses[-1] < losses[0] * 0.8, losses
+
+
+def test_coder_examples_are_capped_per_combination_and_planner_sees_every_triplet(dataset):
+    triplets = list(iter_triplets(dataset, split="train"))
+    pairs = role_pairs(triplets, coder_per_combination=1)
+    planner = [p for p in pairs if p[0].startswith(planner_prompt(""))]
+    assert len(planner) == len(triplets)
+    assert len(pairs) - len(planner) == len({t.combination.id for t in triplets})
+
+
+def test_length_grouped_batches_give_every_rank_the_same_steps_and_keep_examples():
+    examples = [{"input_ids": [1] * n, "labels": [1] * n} for n in [3, 40, 5, 38, 4, 41, 6, 39]]
+    batches = length_grouped_batches(examples, batch_size=2, seed=0, world=2)
+    assert len(batches) % 2 == 0 and len(batches[0::2]) == len(batches[1::2])
+    for batch in batches:  # similar lengths share a batch: short with short, long with long
+        lengths = [len(e["input_ids"]) for e in batch]
+        assert max(lengths) - min(lengths) <= 3
+    assert length_grouped_batches(examples, 2, seed=1, world=2) != batches  # reshuffled each epoch
+    one_batch = length_grouped_batches(examples[:1], batch_size=4, seed=0, world=2)
+    assert len(one_batch) == 2  # fewer batches than ranks: repeated, so no rank waits forever
 
 
 def test_config_overrides_and_errors(tmp_path):
