@@ -275,6 +275,63 @@ def eval_cmd(
     typer.echo(json.dumps({"score": report["score"], "all": report["all"], "meta": report["meta"]}))
 
 
+@app.command("serve")
+@user_errors
+def serve_cmd(
+    model: Path | None = typer.Option(None, help="HF checkpoint both LLM deployments load (default serve.model_dir)."),
+    host: str | None = typer.Option(None, help="Interface to bind (default 127.0.0.1)."),
+    port: int | None = typer.Option(None, min=1, max=65535, help="Port (default 8400)."),
+) -> None:
+    """Serve questions (POST /v1/ask, /v1/chat/completions) on Ray Serve until Ctrl-C; RAY_ADDRESS joins a cluster."""
+    from ray import serve
+
+    from cluster.ray_runtime import init_ray
+    from serving.app import deploy
+    from training.corpus import ensure_corpus
+
+    s = load_settings(**{"serve.model_dir": model, "serve.host": host, "serve.port": port})
+    if not (s.serve.model_path(s.data) / "config.json").is_file():
+        fail(f"no model at {s.serve.model_path(s.data)}: run `soay train` or pass --model")
+    if s.sandbox.api_backend == "inprocess":
+        ensure_corpus(s.data.domain, s.data.corpus_path(), s.data.corpus_size, s.data.seed)
+    if not (s.ray.address or os.environ.get("RAY_ADDRESS") or s.ray.num_cpus):
+        # the engines reserve one logical CPU each and the stages fractions: more than a small machine counts
+        s = s.model_copy(update={"ray": s.ray.model_copy(update={"num_cpus": max(8, os.cpu_count() or 1)})})
+    init_ray(s.ray)
+    url = deploy(s)
+    typer.echo(f"serving at {url} (POST /v1/ask, /v1/chat/completions; GET /healthz, /metrics); Ctrl-C stops")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        serve.shutdown()
+
+
+@app.command("ask")
+@user_errors
+def ask_cmd(
+    question: str = typer.Argument(..., help="The question, in English or Chinese."),
+    url: str | None = typer.Option(None, help="Service URL (default http://<serve.host>:<serve.port>)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole record (solution, code, result, timings)."),
+) -> None:
+    """Ask the running service (`soay serve`) a question and print its answer."""
+    import httpx
+
+    s = load_settings()
+    headers = {"Authorization": f"Bearer {s.serve.api_key}"} if s.serve.api_key else {}
+    try:
+        response = httpx.post(
+            f"{url or f'http://{s.serve.host}:{s.serve.port}'}/v1/ask", json={"query": question},
+            headers=headers, timeout=s.serve.request_timeout_s + 10,
+        )
+    except httpx.HTTPError as e:
+        fail(f"cannot reach the service: {e}; is `soay serve` running?")
+    if response.status_code != 200:
+        fail(f"{response.status_code}: {response.json().get('error', response.text) if response.headers.get('content-type', '').startswith('application/json') else response.text}", 1)
+    record = response.json()
+    typer.echo(json.dumps(record, ensure_ascii=False, indent=2) if as_json else record["answer"])
+
+
 @app.command("demo")
 @user_errors
 def demo(

@@ -1,0 +1,306 @@
+"""The question-answering application: ingress -> retriever -> planner -> coder -> executor -> answer.
+
+`build_app` composes it from the settings, one autoscaled Serve deployment per stage; the ingress
+is the HTTP layer (`POST /v1/ask`, OpenAI-compatible `POST /v1/chat/completions` with streaming,
+`GET /healthz`, `GET /metrics`) and walks each question through the stages over deployment handles:
+
+- retriever: the nearest training exemplars (query, solution, code) of the question;
+- planner: an LLM deployment whose decoding is constrained to the solution library (vLLM structured
+  outputs `choice`), so no solution names an API that does not exist;
+- coder: a second LLM deployment of the same checkpoint, prompted with the question, the solution
+  and a retrieved program for that solution; its program must pass the sandbox's AST rules, or it
+  is written once more from another exemplar with sampling;
+- executor: the program runs in the sandbox (a separate process), never in a server;
+- answer: the result as a sentence in the question's language.
+
+Backpressure: each replica works on `max_ongoing_requests` at once and the proxy queues at most
+`max_queued_requests` for the ingress, beyond which Serve answers 503 at once.
+"""
+
+
+import asyncio
+import hmac
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from ray import serve
+from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
+from ray.serve.deployment import Application
+from ray.serve.exceptions import BackPressureError
+from ray.serve.handle import DeploymentHandle
+from ray.serve.llm.openai_api_models import CompletionRequest
+from starlette.exceptions import HTTPException
+
+from retriever.deployment import retriever_app
+from serving.answer import AnswerComposer
+from serving.executor import Executor
+from serving.http_limits import BodySizeLimit
+from serving.llm import EngineError, completion_text, engine_deployments
+from serving.metrics import PipelineMetrics
+from serving.schemas import AskRequest, ChatRequest, Record, chat_chunk, chat_completion
+from soay.agent import PLAN_MAX_TOKENS, code_max_tokens, code_problem, finish_code, solution_choices
+from soay.domains import get_domain
+from soay.prompts import END, coder_prompt, planner_prompt
+from soay.settings import ServeSettings, Settings
+
+EXEMPLAR_POOL = 4
+"""Exemplars fetched are top_k times this: a wide pool holds programs for whichever solution is chosen."""
+REPLICA_GONE = (ActorDiedError, ActorUnavailableError, RayActorError)
+PUBLIC_PATHS = ("/healthz", "/metrics")
+APP_NAME = "soay"
+
+
+class StageFailed(Exception):
+    """A stage could not produce its part; `status` is the HTTP status the client gets."""
+
+    def __init__(self, stage: str, status: int, message: str) -> None:
+        super().__init__(f"{stage}: {message}")
+        self.stage, self.status, self.message = stage, status, message
+
+
+@serve.deployment(name="ingress", ray_actor_options={"num_cpus": 0.25})
+@serve.ingress()
+class Ingress:
+    def __init__(
+        self,
+        settings: Settings,
+        retriever: DeploymentHandle,
+        planner: DeploymentHandle,
+        coder: DeploymentHandle,
+        executor: DeploymentHandle,
+        answer: DeploymentHandle,
+    ) -> None:
+        domain = get_domain(settings.data.domain)
+        self.spec = domain.spec
+        self.choices = solution_choices(domain.library)
+        self.serve_settings: ServeSettings = settings.serve
+        self.top_k = settings.retriever.top_k
+        self.code_tokens = code_max_tokens(int(settings.serve.engine_kwargs.get("max_model_len", 1024)))
+        self.retriever, self.executor, self.answer = retriever, executor, answer
+        self.planner, self.coder = planner.options(stream=True), coder.options(stream=True)
+        self.metrics = PipelineMetrics(serve.get_replica_context().replica_id.unique_id)
+
+    # --- the pipeline ---------------------------------------------------------------------
+
+    async def ask(self, query: str) -> Record:
+        """Walk one question through every stage; StageFailed when one of them cannot."""
+        timings: dict[str, float] = {}
+        hits = await self._stage("retrieve", timings, lambda: self.retriever.search.remote(query, k=self.top_k * EXEMPLAR_POOL, kind="exemplar"))
+        solution = await self._stage("plan", timings, lambda: self._plan(query))
+        code = await self._stage("code", timings, lambda: self._code(query, solution, hits))
+        outcome = await self._stage("execute", timings, lambda: self.executor.run.remote(code))
+        if not outcome["ok"]:
+            self.metrics.execution_errors.labels(outcome["error_type"] or "unknown").inc()
+        composed = await self._stage(
+            "answer", timings, lambda: self.answer.compose.remote(query, outcome["ok"], outcome["result"], outcome["error_type"])
+        )
+        return Record(
+            query=query, language=composed["language"], solution=solution, code=code, result=outcome["result"],
+            ok=outcome["ok"], error=outcome["error"], error_type=outcome["error_type"], answer=composed["answer"],
+            timings=timings,
+        )
+
+    async def _stage(self, stage: str, timings: dict[str, float], call: Callable[[], Awaitable[Any]]) -> Any:
+        """Run and time one stage. A replica that died under the call is retried once on another
+        (every stage is a pure read, so repeating it is safe); overload stays overload (503)."""
+        started = time.perf_counter()
+        try:
+            for attempt in (1, 2):
+                try:
+                    result = await call()
+                    break
+                except REPLICA_GONE:
+                    if attempt == 2:
+                        raise
+        except BackPressureError as exc:
+            self.metrics.errors.labels(stage).inc()
+            raise StageFailed(stage, 503, "overloaded, try again later") from exc
+        except EngineError as exc:
+            self.metrics.errors.labels(stage).inc()
+            raise StageFailed(stage, 422 if exc.status < 500 else 503, exc.message) from exc
+        except StageFailed:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any other failure is this stage's, reported as such
+            self.metrics.errors.labels(stage).inc()
+            raise StageFailed(stage, 503, f"{type(exc).__name__}: {exc}") from exc
+        timings[stage] = round(time.perf_counter() - started, 4)
+        self.metrics.stage_latency.labels(stage).observe(timings[stage])
+        return result
+
+    async def _complete(self, handle: DeploymentHandle, model: str, prompt: str, max_tokens: int, **sampling: Any) -> str:
+        request = CompletionRequest(model=model, prompt=prompt, max_tokens=max_tokens, **sampling)
+        return completion_text([response async for response in handle.completions.remote(request, None)])
+
+    async def _plan(self, query: str) -> str:
+        text = await self._complete(
+            self.planner, self.serve_settings.planner_model, planner_prompt(query), PLAN_MAX_TOKENS,
+            temperature=0.0, structured_outputs={"choice": self.choices},
+        )
+        solution = text.strip()
+        if solution not in self.choices:  # the constraint makes this unreachable unless the engine ignored it
+            raise EngineError(f"planner wrote {solution!r}, which is not a solution of the library", 500)
+        return solution
+
+    async def _code(self, query: str, solution: str, hits: list[dict[str, Any]]) -> str:
+        exemplars = [h["code"] for h in hits if h.get("solution") == solution and h.get("code")] or [""]
+        code = await self._write(query, solution, exemplars[0], temperature=0.0)
+        if code_problem(code, self.spec) is None:
+            return code
+        # one repair: another neighbour's program as the example, and sampling to leave the rut
+        self.metrics.repairs.inc()
+        return await self._write(query, solution, exemplars[min(1, len(exemplars) - 1)], temperature=self.serve_settings.repair_temperature)
+
+    async def _write(self, query: str, solution: str, exemplar: str, temperature: float) -> str:
+        text = await self._complete(
+            self.coder, self.serve_settings.coder_model, coder_prompt(query, solution, exemplar), self.code_tokens,
+            temperature=temperature, stop=[END],
+        )
+        return finish_code(text, query, self.spec)
+
+    # --- HTTP -----------------------------------------------------------------------------
+
+    def _query(self, query: str) -> str:
+        query = query.strip()
+        if not query:
+            raise HTTPException(422, "query is empty")
+        if len(query) > self.serve_settings.max_query_chars:
+            raise HTTPException(422, f"query is longer than {self.serve_settings.max_query_chars} characters")
+        return query
+
+    async def _answer(self, endpoint: str, query: str) -> Record:
+        self.metrics.in_flight.labels(endpoint).inc()
+        started = time.perf_counter()
+        try:
+            record = await asyncio.wait_for(self.ask(query), self.serve_settings.request_timeout_s)
+        except TimeoutError as exc:
+            raise StageFailed("request", 504, f"no answer within {self.serve_settings.request_timeout_s} s") from exc
+        finally:
+            self.metrics.in_flight.labels(endpoint).dec()
+        self.metrics.request_latency.labels(endpoint).observe(time.perf_counter() - started)
+        return record
+
+    def __serve_build_asgi_app__(self) -> Any:
+        """The HTTP app, built on the replica so that its limits and key come from the settings."""
+        app = FastAPI(title="soay", description="Academic questions answered by SoAy solutions, API code and a sandbox.")
+        metrics, settings = self.metrics, self.serve_settings
+
+        def error(status: int, message: str, endpoint: str) -> JSONResponse:
+            metrics.requests.labels(endpoint, str(status)).inc()
+            return JSONResponse({"error": message}, status_code=status)
+
+        @app.exception_handler(RequestValidationError)
+        async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+            problems = exc.errors()
+            malformed = [e for e in problems if e["type"] == "json_invalid"]
+            if malformed:
+                return error(400, f"malformed JSON: {malformed[0].get('ctx', {}).get('error', 'cannot parse the body')}", request.url.path)
+            text = "; ".join(f"{'.'.join(str(x) for x in e['loc'] if x != 'body') or 'body'}: {e['msg']}" for e in problems)
+            return error(422, text, request.url.path)
+
+        @app.exception_handler(HTTPException)
+        async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+            return error(exc.status_code, str(exc.detail), request.url.path)
+
+        @app.exception_handler(StageFailed)
+        async def _stage(request: Request, exc: StageFailed) -> JSONResponse:
+            return error(exc.status, f"{exc.stage} failed: {exc.message}", request.url.path)
+
+        @app.middleware("http")
+        async def _auth(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+            if settings.api_key and request.url.path not in PUBLIC_PATHS:
+                given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+                if not hmac.compare_digest(given.encode(), settings.api_key.encode()):
+                    return error(401, "missing or wrong API key (Authorization: Bearer <key>)", request.url.path)
+            return await call_next(request)
+
+        @app.get("/healthz")
+        async def healthz() -> dict[str, str]:
+            return {"status": "ok", "model": settings.model_name}
+
+        @app.get("/metrics")
+        async def prometheus() -> Response:
+            return Response(metrics.render(), media_type=metrics.content_type)
+
+        @app.get("/v1/models")
+        async def models() -> dict[str, Any]:
+            return {"object": "list", "data": [{"id": settings.model_name, "object": "model", "owned_by": "soay"}]}
+
+        @app.post("/v1/ask")
+        async def ask(body: AskRequest) -> dict[str, Any]:
+            record = await self._answer("/v1/ask", self._query(body.query))
+            metrics.requests.labels("/v1/ask", "200").inc()
+            return record.model_dump()
+
+        @app.post("/v1/chat/completions", response_model=None)
+        async def chat(body: ChatRequest) -> dict[str, Any] | StreamingResponse:
+            if body.model != settings.model_name:
+                raise HTTPException(404, f"unknown model {body.model!r}; this service serves {settings.model_name!r}")
+            query = self._query(body.query())
+            if not body.stream:
+                record = await self._answer("/v1/chat/completions", query)
+                metrics.requests.labels("/v1/chat/completions", "200").inc()
+                return chat_completion(settings.model_name, record)
+            metrics.requests.labels("/v1/chat/completions", "200").inc()
+            return StreamingResponse(self._stream(query), media_type="text/event-stream")
+
+        return BodySizeLimit(app, settings.max_body_bytes)
+
+    async def _stream(self, query: str) -> AsyncIterator[str]:
+        """SSE chunks: the role at once (the client knows it was heard), then the answer when the
+        pipeline has it, then the end with the whole record under `soay`."""
+        chunk_id, model = f"chatcmpl-{uuid.uuid4().hex}", self.serve_settings.model_name
+
+        def event(data: dict[str, Any]) -> str:
+            return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+        yield event(chat_chunk(chunk_id, model, {"role": "assistant", "content": ""}))
+        try:
+            record = await self._answer("/v1/chat/completions", query)
+        except StageFailed as exc:
+            yield event({"error": {"message": f"{exc.stage} failed: {exc.message}", "code": exc.status}})
+        else:
+            for word in record.answer.split(" "):
+                yield event(chat_chunk(chunk_id, model, {"content": word + " "}))
+            yield event(chat_chunk(chunk_id, model, {}, "stop", soay=record.model_dump()))
+        yield "data: [DONE]\n\n"
+
+
+def stage_options(settings: ServeSettings) -> dict[str, Any]:
+    """How every light stage scales and how much it takes on at once."""
+    return {
+        "autoscaling_config": {
+            "min_replicas": settings.min_replicas,
+            "max_replicas": settings.max_replicas,
+            "target_ongoing_requests": settings.target_ongoing_requests,
+        },
+        "max_ongoing_requests": settings.max_ongoing_requests,
+    }
+
+
+def build_app(settings: Settings) -> Application:
+    """The whole application, composed from the settings: what runs, how many, on what."""
+    serve_settings, domain = settings.serve, settings.data.domain
+    engines = engine_deployments(serve_settings, serve_settings.model_path(settings.data))
+    options = stage_options(serve_settings)
+    return Ingress.options(**options, max_queued_requests=serve_settings.max_queued_requests).bind(
+        settings,
+        retriever_app(settings),
+        engines["planner"],
+        engines["coder"],
+        Executor.options(**options).bind(domain, str(settings.data.corpus_path()), settings.sandbox),
+        AnswerComposer.options(**options).bind(),
+    )
+
+
+def deploy(settings: Settings) -> str:
+    """Deploy the application on the connected Ray (local or a cluster) and return its URL;
+    returns once every replica is up."""
+    serve.start(http_options={"host": settings.serve.host, "port": settings.serve.port})
+    serve.run(build_app(settings), name=APP_NAME, route_prefix="/")
+    return f"http://{settings.serve.host}:{settings.serve.port}"

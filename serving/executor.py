@@ -1,0 +1,29 @@
+"""The executor stage: generated code runs in the sandbox, never in this (or any server) process.
+
+Each replica owns one `Sandbox`, whose server is a separate subprocess that forks a limited child
+per snippet and holds the API environment (the SQLite corpus in-process, or the HTTP clone, by
+`sandbox.api_backend`). Runs are blocking, so they go to a thread and the replica stays responsive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from ray import serve
+
+from soay.settings import SandboxSettings
+from training.generate import sandbox_for
+
+
+@serve.deployment(name="executor", ray_actor_options={"num_cpus": 0.5})
+class Executor:
+    def __init__(self, domain: str, db_path: str, settings: SandboxSettings) -> None:
+        if settings.api_backend == "inprocess" and not Path(db_path).is_file():
+            raise FileNotFoundError(f"corpus {db_path} does not exist")
+        self.sandbox = sandbox_for(domain, Path(db_path), settings)
+
+    async def run(self, code: str) -> dict[str, Any]:
+        """The ExecutionResult of `code` as a dict; never raises for anything the code does."""
+        return (await asyncio.to_thread(self.sandbox.run, code)).to_dict()

@@ -1,0 +1,87 @@
+"""Request and response models of the question-answering API.
+
+Typed and strict, so that a wrong type or a missing field becomes a 4xx with a message (never a
+traceback), and OpenAI clients get the chat-completion shapes they parse. Every response carries
+the whole record (solution, code, result, timings); chat responses put it under `soay`.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
+
+
+class AskRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: StrictStr = Field(min_length=1)
+
+
+class Record(BaseModel):
+    """What the pipeline made of one question."""
+
+    query: str
+    language: str
+    solution: str
+    code: str
+    result: Any = None
+    ok: bool = False
+    error: str | None = None
+    error_type: str | None = None
+    answer: str
+    timings: dict[str, float]
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    role: Literal["system", "user", "assistant", "tool", "developer"]
+    content: StrictStr | list[dict[str, Any]] | None = None
+
+    def text(self) -> str:
+        if isinstance(self.content, list):
+            return "".join(str(part.get("text", "")) for part in self.content if part.get("type") == "text")
+        return self.content or ""
+
+
+class ChatRequest(BaseModel):
+    """An OpenAI chat-completion request; sampling fields are accepted and ignored (the pipeline
+    decodes greedily), the question is the last user message."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    model: StrictStr
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool = False
+
+    def query(self) -> str:
+        for message in reversed(self.messages):
+            if message.role == "user":
+                return message.text()
+        return ""
+
+
+def chat_completion(model: str, record: Record) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": record.answer}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        "soay": record.model_dump(),
+    }
+
+
+def chat_chunk(chunk_id: str, model: str, delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> dict[str, Any]:
+    return {
+        "id": chunk_id,
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+        **extra,
+    }

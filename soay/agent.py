@@ -1,0 +1,41 @@
+"""The model-facing steps of a SoAy agent that evaluation and serving share.
+
+How the planner's decoding is bounded, how much the coder may write, and how a coder completion
+becomes a program: kept here once so that SoAyEval scores exactly what the service runs.
+"""
+
+from __future__ import annotations
+
+from soay.literals import snap_literals
+from soay.prompts import END
+from soay.sandbox.policy import PolicyViolation, check_code
+from soay.solutions import SolutionLibrary
+from soay.spec import ApiSpec
+
+PLAN_MAX_TOKENS = 48
+"""Enough for the longest solution of the library (three API names and their arrows)."""
+
+
+def solution_choices(library: SolutionLibrary) -> list[str]:
+    """What the planner may write: exactly the library's solutions (vLLM structured outputs `choice`)."""
+    return [str(s) for s in library]
+
+
+def code_max_tokens(max_model_len: int) -> int:
+    """The coder's budget: half the context, the other half being its prompt and exemplar."""
+    return max_model_len // 2
+
+
+def finish_code(completion: str, query: str, spec: ApiSpec) -> str:
+    """The program in a coder completion: text before the end marker, with the search arguments
+    snapped to spans of the question (seeds/001 §4.4)."""
+    return snap_literals(completion.split(END, 1)[0].strip(), query, spec)
+
+
+def code_problem(code: str, spec: ApiSpec) -> str | None:
+    """Why the sandbox would refuse `code` (its AST allow-list), or None when it would run it."""
+    try:
+        check_code(code, spec.api_names)
+    except PolicyViolation as violation:
+        return violation.message
+    return None
