@@ -16,10 +16,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from soay.agent import PLAN_MAX_TOKENS, code_max_tokens, finish_code, solution_choices
 from soay.dataset import iter_triplets
 from soay.domains import get_domain
 from soay.evaluation import Case, evaluate, markdown_table
-from soay.literals import snap_literals
 from soay.prompts import END, coder_prompt, planner_prompt
 from soay.settings import SandboxSettings
 from soay.triplets import Triplet
@@ -61,9 +61,9 @@ def predict(model_dir: Path, queries: list[str], solutions: list[str], exemplars
         model=str(model_dir), dtype="float32", enforce_eager=True, max_model_len=max_model_len, seed=0,
         gpu_memory_utilization=0.3,
     )
-    plan = SamplingParams(temperature=0.0, max_tokens=48, structured_outputs=StructuredOutputsParams(choice=solutions))
+    plan = SamplingParams(temperature=0.0, max_tokens=PLAN_MAX_TOKENS, structured_outputs=StructuredOutputsParams(choice=solutions))
     planned = [o.outputs[0].text.strip() for o in llm.generate([planner_prompt(q) for q in queries], plan, use_tqdm=False)]
-    write = SamplingParams(temperature=0.0, max_tokens=max_model_len // 2, stop=[END])
+    write = SamplingParams(temperature=0.0, max_tokens=code_max_tokens(max_model_len), stop=[END])
     prompts = [coder_prompt(q, s, exemplars.code_for(q, s)) for q, s in zip(queries, planned)]
     codes = [o.outputs[0].text for o in llm.generate(prompts, write, use_tqdm=False)]
     return list(zip(planned, codes))
@@ -84,10 +84,10 @@ def run_eval(
         sets["paraphrases"] = paraphrased_triplets(paraphrases, test)
     cases = [t for ts in sets.values() for t in ts]
     exemplars = ExemplarIndex(list(iter_triplets(dataset_root, split="train")))
-    solutions = [str(s) for s in domain.library]
+    solutions = solution_choices(domain.library)
     started = time.perf_counter()
     predictions = [
-        (solution, snap_literals(code, t.query, domain.spec))
+        (solution, finish_code(code, t.query, domain.spec))
         for t, (solution, code) in zip(cases, predict(model_dir, [t.query for t in cases], solutions, exemplars))
     ]
     generation_s = time.perf_counter() - started
