@@ -345,6 +345,16 @@ def test_server_killed_during_a_run_is_restarted() -> None:
         assert again.ok and again.result == 2
 
 
+def test_batch_goes_on_after_the_server_is_killed_mid_batch() -> None:
+    with Sandbox(FACTORY, {"delay_s": 1.0}, limits=LIMITS) as box:
+        killer = threading.Timer(0.3, os.kill, (box.pid, signal.SIGKILL))
+        killer.start()
+        results = box.run_batch(["final_result = searchPerson(name='ada')", "final_result = 2", "final_result = 3"])
+        killer.join()
+        assert results[0].error_type == "crash"
+        assert [r.result for r in results[1:]] == [2, 3]  # the rest ran on the new server
+
+
 def test_server_found_dead_is_replaced_before_running() -> None:
     with Sandbox(FACTORY, limits=LIMITS) as box:
         old_pid = box.pid

@@ -19,7 +19,7 @@ from typing import Any
 from soay.agent import PLAN_MAX_TOKENS, code_max_tokens, finish_code, solution_choices
 from soay.dataset import iter_triplets
 from soay.domains import get_domain
-from soay.evaluation import Case, evaluate, markdown_table
+from soay.evaluation import Case, categorise, evaluate, markdown_table
 from soay.prompts import END, coder_prompt, planner_prompt
 from soay.settings import SandboxSettings
 from soay.triplets import Triplet
@@ -112,6 +112,11 @@ def run_eval(
         markdown += "\n### Hand-written paraphrases\n\n" + markdown_table(report["paraphrases"])
     report["planner_accuracy"] = _planner_accuracy(test, predictions[: len(test)])
     out_dir.mkdir(parents=True, exist_ok=True)
+    with (out_dir / "predictions.jsonl").open("w") as f:  # every case, for error analysis
+        for t, c, r in zip(cases, scored, results):
+            row = {"id": t.id, "query": t.query, "gold_solution": t.solution, "solution": c.solution, "category": categorise(c),
+                   "code": c.code, "error": r.error, "answer": c.answer, "gold_answer": t.answer}
+            f.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
     (out_dir / "eval.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
     (out_dir / "eval.md").write_text(markdown)
     return report

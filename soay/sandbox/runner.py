@@ -213,33 +213,34 @@ class Sandbox:
         """Send snippets to the server and return one outcome each; caller holds the lock.
 
         A server found dead before sending is replaced first (the snippets are not to blame).
-        A server that dies or hangs while running a snippet is replaced once, and that snippet
-        and the rest of the batch are reported as crashes.
+        A server that dies or hangs while running a snippet is replaced; that snippet is
+        reported as a crash and the rest of the batch runs on the new server, so one bad
+        snippet never costs the others their results.
         """
         if self._proc is None or self._proc.poll() is not None:
             self._replace_server()
-        proc = self._proc
-        assert proc is not None and proc.stdin is not None and proc.stdout is not None
         outcomes: list[dict[str, Any]] = []
-        try:
-            send_frame(proc.stdin.fileno(), {"op": "run_batch", "codes": codes})
-            while len(outcomes) < len(codes):
-                deadline = time.monotonic() + self.limits.wall_seconds + SERVER_GRACE_S
-                outcome = recv_frame(proc.stdout.fileno(), deadline)
-                if outcome is None:
-                    raise ProtocolError("the server closed its output")
-                outcomes.append(outcome)
-        except (OSError, ProtocolError, FrameTimeout) as exc:
-            reason = "did not answer in time" if isinstance(exc, FrameTimeout) else "died"
-            message = f"the sandbox server {reason} while running this snippet"
+        while len(outcomes) < len(codes):
+            proc = self._proc
+            assert proc is not None and proc.stdin is not None and proc.stdout is not None
+            pending = codes[len(outcomes) :]
             try:
-                self._replace_server()
-            except RuntimeError as restart_error:
-                message += f"; restarting it failed: {restart_error}"
-            else:
-                message += "; it was restarted"
-            crash = {"ok": False, "error": message, "error_type": "crash"}
-            outcomes.extend(dict(crash) for _ in range(len(codes) - len(outcomes)))
+                send_frame(proc.stdin.fileno(), {"op": "run_batch", "codes": pending})
+                for _ in pending:
+                    outcome = recv_frame(proc.stdout.fileno(), time.monotonic() + self.limits.wall_seconds + SERVER_GRACE_S)
+                    if outcome is None:
+                        raise ProtocolError("the server closed its output")
+                    outcomes.append(outcome)
+            except (OSError, ProtocolError, FrameTimeout) as exc:
+                reason = "did not answer in time" if isinstance(exc, FrameTimeout) else "died"
+                message = f"the sandbox server {reason} while running this snippet"
+                try:
+                    self._replace_server()
+                except RuntimeError as restart_error:
+                    crash = {"ok": False, "error": f"{message}; restarting it failed: {restart_error}", "error_type": "crash"}
+                    outcomes.extend(dict(crash) for _ in range(len(codes) - len(outcomes)))
+                else:
+                    outcomes.append({"ok": False, "error": f"{message}; it was restarted", "error_type": "crash"})
         return outcomes
 
     def _replace_server(self) -> None:
