@@ -7,7 +7,7 @@ becomes a program: kept here once so that SoAyEval scores exactly what the servi
 from __future__ import annotations
 
 from soay.literals import snap_literals
-from soay.prompts import END
+from soay.prompts import END, restore_code
 from soay.sandbox.policy import PolicyViolation, check_code
 from soay.solutions import SolutionLibrary
 from soay.spec import ApiSpec
@@ -27,9 +27,10 @@ def code_max_tokens(max_model_len: int) -> int:
 
 
 def finish_code(completion: str, query: str, spec: ApiSpec) -> str:
-    """The program in a coder completion: text before the end marker, with the search arguments
-    snapped to spans of the question (seeds/001 §4.4)."""
-    return snap_literals(completion.split(END, 1)[0].strip(), query, spec)
+    """The program in a coder completion: text before the end marker, the mention markers
+    replaced by the question's mentions, and any search argument the model wrote itself snapped
+    to a span of the question (seeds/001 §4.4)."""
+    return snap_literals(restore_code(completion.split(END, 1)[0], query), query, spec)
 
 
 def code_problem(code: str, spec: ApiSpec) -> str | None:

@@ -45,6 +45,7 @@ def test_role_markers_are_single_tokens_and_digits_split(tokenizer):
 
 def test_prompts_compose():
     assert planner_prompt(" Who? ") == f"{QUERY}Who?{SOLUTION}"
-    p = coder_prompt("Who?", "searchPerson", "final_result = 1")
-    assert p.endswith(f"{SOLUTION}searchPerson{CODE}") and "final_result = 1" in p
+    p = coder_prompt("Who is Ann Lee?", "searchPerson", ("Who is Bo Chen?", "final_result = searchPerson(name='Bo Chen')"))
+    assert p.endswith(f"{QUERY}Who is <|e1|>?{SOLUTION}searchPerson{CODE}")  # mentions masked
+    assert "final_result = searchPerson(name=<|e1|>)" in p  # the exemplar masked the same way
     assert target("searchPerson\n") == f"searchPerson{END}"

@@ -20,6 +20,7 @@ from soay.agent import PLAN_MAX_TOKENS, code_max_tokens, finish_code, solution_c
 from soay.dataset import iter_triplets
 from soay.domains import get_domain
 from soay.evaluation import Case, categorise, evaluate, markdown_table
+from soay.mentions import mask_question
 from soay.prompts import END, coder_prompt, planner_prompt
 from soay.settings import SandboxSettings
 from soay.triplets import Triplet
@@ -30,27 +31,32 @@ _WORD = re.compile(r"\w+")
 
 
 class ExemplarIndex:
-    """Training examples per solution; the one sharing most words with a query is its exemplar.
+    """Training examples per solution; the one whose masked question shares most words with a
+    query's is its exemplar.
 
-    A lexical stand-in until the FAISS retriever serves exemplars; it is enough to show the coder
-    the shape of code for a solution.
+    A lexical stand-in until the FAISS retriever serves exemplars; on masked questions it finds
+    the same phrasing with other entities, which is what the coder copies best.
     """
 
     def __init__(self, triplets: list[Triplet]) -> None:
-        self.by_solution: dict[str, list[tuple[set[str], str]]] = defaultdict(list)
-        for t in triplets:
-            self.by_solution[t.solution].append((set(_WORD.findall(t.query.lower())), t.code))
+        self.by_solution: dict[str, dict[frozenset[str], tuple[str, str]]] = defaultdict(dict)
+        for t in triplets:  # one exemplar per phrasing is enough
+            self.by_solution[t.solution].setdefault(_words(t.query), (t.query, t.code))
 
-    def code_for(self, query: str, solution: str) -> str:
+    def exemplar_for(self, query: str, solution: str) -> tuple[str, str] | None:
         candidates = self.by_solution.get(solution)
         if not candidates:
-            return ""
-        words = set(_WORD.findall(query.lower()))
-        return max(candidates, key=lambda c: len(words & c[0]) / (len(words | c[0]) or 1))[1]
+            return None
+        words = _words(query)
+        return max(candidates.items(), key=lambda c: len(words & c[0]) / (len(words | c[0]) or 1))[1]
+
+
+def _words(query: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(mask_question(query).lower()))
 
 
 def predict(model_dir: Path, queries: list[str], solutions: list[str], exemplars: ExemplarIndex, max_model_len: int = 1024) -> list[tuple[str, str]]:
-    """(solution, code) for each query, greedy, in two batched vLLM passes."""
+    """(solution, coder completion) for each query, greedy, in two batched vLLM passes."""
     from vllm import LLM, SamplingParams
     from vllm.sampling_params import StructuredOutputsParams
 
@@ -64,9 +70,8 @@ def predict(model_dir: Path, queries: list[str], solutions: list[str], exemplars
     plan = SamplingParams(temperature=0.0, max_tokens=PLAN_MAX_TOKENS, structured_outputs=StructuredOutputsParams(choice=solutions))
     planned = [o.outputs[0].text.strip() for o in llm.generate([planner_prompt(q) for q in queries], plan, use_tqdm=False)]
     write = SamplingParams(temperature=0.0, max_tokens=code_max_tokens(max_model_len), stop=[END])
-    prompts = [coder_prompt(q, s, exemplars.code_for(q, s)) for q, s in zip(queries, planned)]
-    codes = [o.outputs[0].text for o in llm.generate(prompts, write, use_tqdm=False)]
-    return list(zip(planned, codes))
+    prompts = [coder_prompt(q, s, exemplars.exemplar_for(q, s)) for q, s in zip(queries, planned)]
+    return list(zip(planned, [o.outputs[0].text for o in llm.generate(prompts, write, use_tqdm=False)]))
 
 
 def run_eval(

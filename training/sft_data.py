@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import torch
 from transformers import PreTrainedTokenizerBase
 
-from soay.prompts import coder_prompt, planner_prompt, target
+from soay.prompts import coder_prompt, coder_target, planner_prompt, target
 from soay.triplets import Triplet
 
 IGNORE = -100
@@ -26,19 +26,19 @@ def role_pairs(triplets: Iterable[Triplet], coder_per_combination: int | None = 
     Every triplet teaches the planner, whose hard part is the variety of phrasings. The coder's
     code differs within a combination only in its literals, so `coder_per_combination` caps its
     examples: past a few dozen entities per combination they cost training time and teach
-    nothing new. The coder's exemplar is the code of the previous triplet of the same
+    nothing new. The coder's exemplar is the previous triplet (question and code) of the same
     combination (another entity), standing in for what the retriever supplies when serving.
     """
     pairs: list[tuple[str, str]] = []
-    last_code: dict[str, str] = {}
+    last: dict[str, tuple[str, str]] = {}
     coded: Counter[str] = Counter()
     for t in triplets:
         pairs.append((planner_prompt(t.query), target(t.solution)))
         combination = t.combination.id
         if coder_per_combination is None or coded[combination] < coder_per_combination:
-            pairs.append((coder_prompt(t.query, t.solution, last_code.get(combination, "")), target(t.code)))
+            pairs.append((coder_prompt(t.query, t.solution, last.get(combination)), coder_target(t.code, t.query)))
             coded[combination] += 1
-        last_code[combination] = t.code
+        last[combination] = (t.query, t.code)
     return pairs
 
 

@@ -51,7 +51,8 @@ def run_sft(config: SFTConfig, dataset_root: Path, out_dir: Path) -> dict[str, A
     triplets = list(iter_triplets(dataset_root, split="train"))
     if not triplets:
         raise ValueError(f"dataset at {dataset_root} has no training triplets")
-    texts = [t for tr in triplets for t in (tr.query, tr.solution, tr.code)]
+    # the tokenizer learns from what the model reads and writes: masked questions and code
+    texts = [t for p in role_pairs(triplets, config.coder_per_combination) for t in p]
     tokenizer_dir = prepare_tokenizer(config, texts, out_dir)
     examples = encode(role_pairs(triplets, config.coder_per_combination), AutoTokenizer.from_pretrained(tokenizer_dir), config.max_length)
     examples_path = out_dir / "examples.json"

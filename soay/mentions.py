@@ -1,0 +1,143 @@
+"""Entity mentions: found in a question, masked for the models, restored in their code.
+
+A small model trained from scratch learns the shape of a program quickly but copies an unseen
+name or title into it badly (ENVIRONMENT.md). So the models never copy: the mentions of a
+question (quoted titles, runs of capitalised words, Latin-script runs inside Chinese text) are
+replaced by numbered markers, the planner and the coder read and write the markers, and the
+markers in the generated code are turned back into the mentions' text as Python literals. This
+is the delexicalisation long used in semantic parsing; it also strips entity noise from what
+the planner and the exemplar search compare.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+MAX_MENTIONS = 8
+MARKERS = tuple(f"<|e{i}|>" for i in range(1, MAX_MENTIONS + 1))
+
+_QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|《([^》]+)》|「([^」]+)」")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_WORD = re.compile(r"[^\W_][\w.'’&+-]*")
+_LATIN_RUN = re.compile(r"[A-Za-z0-9À-ɏ][A-Za-z0-9À-ɏ .,'’&+-]*[A-Za-z0-9À-ɏ.]|[A-Za-z0-9À-ɏ]")
+# Words that join capitalised words into one organisation name ("University of X, Y") or into
+# a person's name ("Mohamed bin Zayed", "Ludwig van Beethoven").
+_ORG_HEADS = {
+    "university", "institute", "institut", "college", "school", "academy", "laboratory", "lab", "labs",
+    "center", "centre", "research", "technologies", "corporation", "foundation", "hospital", "polytechnic",
+}
+_ORG_JOINERS = {"of", "for", "and", "&", "on", "in", "at"}
+_NAME_PARTICLES = {"bin", "van", "von", "der", "de", "da", "di", "du", "la", "le", "al"}
+# Capitalised only because they open a sentence or are common abbreviations, not names.
+_NOT_NAMES = {
+    "a", "an", "the", "what", "which", "who", "whom", "whose", "how", "when", "where", "why", "list", "give",
+    "tell", "show", "find", "name", "is", "are", "does", "do", "did", "can", "could", "please", "i", "in", "on",
+    "of", "for", "among", "with", "by", "from", "at", "to", "and", "or", "pdf", "url", "email", "if", "any",
+    "all", "each", "every", "roughly", "someone", "somebody", "get", "fetch", "return", "look", "count",
+    "my", "me", "was", "were", "has", "have", "had", "there", "this", "that", "these", "those", "it",
+}
+
+
+def find_mentions(question: str) -> list[str]:
+    """The question's mentions in order of appearance, each once, at most MAX_MENTIONS."""
+    found: list[tuple[int, str]] = []
+    taken: list[tuple[int, int]] = []
+    for m in _QUOTED.finditer(question):
+        text = next(g for g in m.groups() if g is not None).strip()
+        found.append((m.start(), text))
+        taken.append((m.start(), m.end()))
+    rest = "".join(" " if any(a <= i < b for a, b in taken) else ch for i, ch in enumerate(question))
+    runs = _latin_runs(rest) if _CJK.search(question) else _capitalised_runs(rest)
+    found += runs
+    mentions: list[str] = []
+    for _, text in sorted(found):
+        if text and text not in mentions:
+            mentions.append(text)
+    return mentions[:MAX_MENTIONS]
+
+
+def _latin_runs(text: str) -> list[tuple[int, str]]:
+    """In Chinese text every Latin-script run is a mention (names, organisations, fields)."""
+    out = []
+    for m in _LATIN_RUN.finditer(text):
+        run = m.group(0).strip(" ,")
+        if run and not run.isdigit():
+            out.append((m.start(), run))
+    return out
+
+
+def _capitalised_runs(text: str) -> list[tuple[int, str]]:
+    """In English text, maximal runs of capitalised words, joined through organisation joiners
+    (only once the run names an organisation) and name particles."""
+    words = list(_WORD.finditer(text))
+    out: list[tuple[int, str]] = []
+    i = 0
+    while i < len(words):
+        if not _capitalised(words[i].group(0)) or words[i].group(0).lower() in _NOT_NAMES:
+            i += 1
+            continue
+        start, j = i, i + 1
+        while j < len(words):
+            word = words[j].group(0)
+            between = text[words[j - 1].end() : words[j].start()]
+            if between not in (" ", ", ") or words[j - 1].group(0).endswith(("'s", "’s")):
+                break  # a possessive ends a name: "X University's Y Z" is two mentions
+            if _capitalised(word) and between == " ":
+                j += 1
+                continue
+            is_org = any(w.group(0).lower().strip(",") in _ORG_HEADS for w in words[start:j])
+            if j + 1 < len(words) and _capitalised(words[j + 1].group(0)) and text[words[j].end() : words[j + 1].start()] == " ":
+                if (is_org and (word.lower() in _ORG_JOINERS or between == ", ")) or (between == " " and word in _NAME_PARTICLES):
+                    j += 2
+                    continue
+            if is_org and between == ", " and _capitalised(word):
+                j += 1
+                continue
+            break
+        first = words[start].start()
+        if start > 0 and words[start - 1].group(0) == "The" and any(w.group(0).lower().strip(",") in _ORG_HEADS for w in words[start:j]):
+            first = words[start - 1].start()  # "The University of Hong Kong" is the name
+        run = text[first : words[j - 1].end()]
+        out.append((first, re.sub(r"['’]s$", "", run).rstrip(".,")))
+        i = j
+    return out
+
+
+def _capitalised(word: str) -> bool:
+    return word[:1].isupper() or (word[:1].isdigit() and any(c.isalpha() for c in word))
+
+
+def mask_question(question: str) -> str:
+    """The question with each mention replaced by its marker (longest mentions first)."""
+    masked = question
+    for marker, mention in sorted(zip(MARKERS, find_mentions(question)), key=lambda x: -len(x[1])):
+        masked = masked.replace(mention, marker)
+    return masked
+
+
+def mask_code(code: str, question: str) -> str:
+    """`code` with every string literal that is one of the question's mentions written as its
+    marker; literals that are not mentions stay as they are."""
+    markers = dict(zip(find_mentions(question), MARKERS))
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code
+    edits = [
+        (node.lineno, node.col_offset, node.end_col_offset, markers[node.value])
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in markers and node.lineno == node.end_lineno
+    ]
+    lines = code.splitlines(keepends=True)
+    for lineno, start, end, marker in sorted(edits, reverse=True):
+        raw = lines[lineno - 1].encode("utf-8")
+        lines[lineno - 1] = (raw[:start] + marker.encode("utf-8") + raw[end:]).decode("utf-8")
+    return "".join(lines)
+
+
+def unmask_code(code: str, question: str) -> str:
+    """Generated code with its markers replaced by the mentions' text as string literals."""
+    for marker, mention in zip(MARKERS, find_mentions(question)):
+        code = code.replace(marker, repr(mention))
+    return code

@@ -1,0 +1,46 @@
+"""Mentions are found in English and Chinese questions, masked, and restored in code exactly."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from soay.mentions import MARKERS, find_mentions, mask_code, mask_question, unmask_code
+
+
+@pytest.mark.parametrize(
+    ("question", "mentions"),
+    [
+        ("List the advisees of David E. Baker of University of Cambridge.", ["David E. Baker", "University of Cambridge"]),
+        ("Name the mentor of Shreya Sharma of The Chinese University of Hong Kong.", ["Shreya Sharma", "The Chinese University of Hong Kong"]),
+        ("The best-known paper of Hui Yang (Tsinghua University): what venue is it from?", ["Hui Yang", "Tsinghua University"]),
+        ("What does Mohamed bin Zayed University of Artificial Intelligence's Leila Çelik study?",
+         ["Mohamed bin Zayed University of Artificial Intelligence", "Leila Çelik"]),
+        ('Who wrote "Towards Robust Out-of-Distribution Generalization" at Max Planck Institute for Informatics?',
+         ["Towards Robust Out-of-Distribution Generalization", "Max Planck Institute for Informatics"]),
+        ("University of California, Berkeley的Samuel S. Russell的导师是谁？", ["University of California, Berkeley", "Samuel S. Russell"]),
+        ("研究data mining的Matthew O. Jones合作最多的学者写了多少篇论文？", ["data mining", "Matthew O. Jones"]),
+        ("《Causal Transformers for Medical QA》的作者中谁研究computational biology？", ["Causal Transformers for Medical QA", "computational biology"]),
+        ("how many papers are there?", []),
+    ],
+)
+def test_mentions_in_english_and_chinese(question, mentions):
+    assert find_mentions(question) == mentions
+
+
+def test_mask_and_restore_round_trip():
+    question = "Who supervised Jun Wu from Huazhong University of Science and Technology?"
+    code = "person_list = searchPerson(name='Jun Wu', organization='Huazhong University of Science and Technology')\nfinal_result = 'advisor'\n"
+    assert mask_question(question) == f"Who supervised {MARKERS[0]} from {MARKERS[1]}?"
+    masked = mask_code(code, question)
+    assert masked.startswith(f"person_list = searchPerson(name={MARKERS[0]}, organization={MARKERS[1]})")
+    assert "'advisor'" in masked  # a literal that is no mention stays
+    assert ast.dump(ast.parse(unmask_code(masked, question))) == ast.dump(ast.parse(code))
+
+
+def test_restored_mentions_are_python_literals_even_with_quotes():
+    question = 'What is "Don\'t Stop: Adapting Models" about?'
+    restored = unmask_code(f"final_result = searchPublication(publication_info={MARKERS[0]})", question)
+    assert ast.literal_eval(restored.split("=", 2)[2].rstrip(")")) == "Don't Stop: Adapting Models"
+    assert unmask_code(f"x = {MARKERS[5]}", question) == f"x = {MARKERS[5]}"  # no such mention: left for the sandbox to refuse
