@@ -63,7 +63,10 @@ def embed_on_ray(texts: list[str], settings: RetrieverSettings, workers: int, sh
     on_gpu = settings.device != "cpu" and ray.cluster_resources().get("GPU", 0) > 0
     size = max(1, min(CHUNK, math.ceil(len(texts) / workers)))  # a small build still uses every worker
     chunks = [(start, texts[start : start + size]) for start in range(0, len(texts), size)]
-    actors = [EmbeddingWorker.options(num_gpus=1 if on_gpu else 0).remote(settings) for _ in range(max(1, min(workers, len(chunks))))]
+    actors = [
+        EmbeddingWorker.options(num_gpus=1 if on_gpu else 0).remote(settings)
+        for _ in range(max(1, min(workers, len(chunks))))
+    ]
     try:
         dim = ray.get(actors[0].dim.remote())
         vectors = np.zeros((len(texts), dim), dtype=np.float32)

@@ -31,7 +31,7 @@ class RetrieverDeployment:
 
     def __init__(self, index_dir: str, device: str = "auto", nprobe: int = 16) -> None:
         self.index = RetrieverIndex.load(Path(index_dir), device, nprobe)
-        self.index.embedder  # load the model now rather than on the first request
+        self.index.embedder.encode(["warm up"])  # load the model now, not on the first request
         self.model_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
 
     async def search(self, query: str, k: int = 5, kind: str | None = "exemplar") -> list[dict[str, Any]]:
@@ -56,7 +56,9 @@ class RetrieverDeployment:
 
     @serve.batch(max_batch_size=32, batch_wait_timeout_s=0.002)
     async def _embed(self, queries: list[str]) -> list[np.ndarray]:
-        vectors = await asyncio.get_running_loop().run_in_executor(self.model_thread, self.index.embedder.encode, queries)
+        vectors = await asyncio.get_running_loop().run_in_executor(
+            self.model_thread, self.index.embedder.encode, queries
+        )
         return list(vectors)
 
 

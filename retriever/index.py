@@ -143,7 +143,13 @@ class RetrieverIndex:
             faiss.write_index(faiss.index_gpu_to_cpu(index) if _on_gpu(index) else index, str(tmp / f"{kind}.faiss"))
             with open(tmp / f"{kind}.jsonl", "w", encoding="utf-8") as f:
                 f.writelines(d.model_dump_json() + "\n" for d in self.documents[kind])
-        record = {**self.meta, "model": self.model, "dim": self.dim, "index_type": self.index_type, "counts": self.counts}
+        record = {
+            **self.meta,
+            "model": self.model,
+            "dim": self.dim,
+            "index_type": self.index_type,
+            "counts": self.counts,
+        }
         (tmp / META).write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
         old = path.with_name(f".{path.name}.old")
         if path.exists():
@@ -153,7 +159,9 @@ class RetrieverIndex:
         shutil.rmtree(old, ignore_errors=True)
 
     @classmethod
-    def load(cls, path: Path, device: str = "auto", nprobe: int = 16, embedder: Embedder | None = None) -> RetrieverIndex:
+    def load(
+        cls, path: Path, device: str = "auto", nprobe: int = 16, embedder: Embedder | None = None
+    ) -> RetrieverIndex:
         """Read an index directory written by `save`."""
         path = Path(path)
         if not (path / META).is_file():

@@ -31,7 +31,13 @@ TRACE = Trace(
 def dataset(tmp_path_factory, data_root, aminer_db, local_ray) -> Path:
     """A small verified dataset (its own directory; the session corpus is reused)."""
     settings = Settings(
-        data={"root": data_root, "corpus_size": TEST_CORPUS_SIZE, "seed": 7, "train_per_combination": 6, "test_per_combination": 3},
+        data={
+            "root": data_root,
+            "corpus_size": TEST_CORPUS_SIZE,
+            "seed": 7,
+            "train_per_combination": 6,
+            "test_per_combination": 3,
+        },
         ray={"workers": 2},
     )
     out = tmp_path_factory.mktemp("retriever") / "dataset"
@@ -43,7 +49,17 @@ def dataset(tmp_path_factory, data_root, aminer_db, local_ray) -> Path:
 def built(dataset, local_ray) -> tuple[Path, dict]:
     """The index built by `soay index` on the test's Ray (two embedding actors), with one past trace."""
     traces = dataset.parent / "traces.jsonl"
-    traces.write_text(json.dumps({"query": "Who wrote the paper on graph neural networks?", "solution": "searchPublication -> getPublication", "code": "final_result = 1", "status": 200}) + "\n")
+    traces.write_text(
+        json.dumps(
+            {
+                "query": "Who wrote the paper on graph neural networks?",
+                "solution": "searchPublication -> getPublication",
+                "code": "final_result = 1",
+                "status": 200,
+            }
+        )
+        + "\n"
+    )
     out = dataset.parent / "index"
     args = ["index", "--json", "--dataset", str(dataset), "--traces", str(traces), "--out", str(out), "--workers", "2"]
     result = CliRunner().invoke(app, args, env={"SOAY_RETRIEVER__DEVICE": "cpu"})
@@ -69,8 +85,9 @@ def test_build_indexes_every_kind_in_order(built, index, dataset, embedder):
     assert meta["dataset_version"] == 1 and meta["model"] == "all-MiniLM-L6-v2" and meta["dim"] == 384
     # vectors embedded by two Ray actors sit in document order: each row is its own text's embedding
     docs = index.documents["exemplar"]
-    stored = index.indexes["exemplar"].reconstruct_n(0, len(docs))
-    np.testing.assert_allclose(stored, embedder.encode([d.text for d in docs]), atol=1e-4)
+    rows = list(range(0, len(docs), 7)) + [len(docs) // 2 - 1, len(docs) // 2, len(docs) - 1]  # both actors' chunks
+    stored = np.stack([index.indexes["exemplar"].reconstruct(i) for i in rows])
+    np.testing.assert_allclose(stored, embedder.encode([docs[i].text for i in rows]), atol=1e-4)
     assert {d.payload["id"] for d in docs} == {t.id for t in train}
 
 
@@ -133,7 +150,12 @@ def test_bad_trace_lines_are_reported_with_their_line(tmp_path):
     with pytest.raises(ValueError, match=r"traces.jsonl:3"):
         list(read_traces(path))
     assert list(read_traces(tmp_path / "absent.jsonl")) == []
-    assert trace_document(Trace(query="杨立昆的论文被引用了多少次？", solution="searchPerson", code="")).payload["language"] == "zh"
+    assert (
+        trace_document(Trace(query="杨立昆的论文被引用了多少次？", solution="searchPerson", code="")).payload[
+            "language"
+        ]
+        == "zh"
+    )
 
 
 @pytest.fixture(scope="module")
