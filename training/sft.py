@@ -194,7 +194,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
                 optimizer.zero_grad(set_to_none=True)
             step += 1
             tokens += int(batch["attention_mask"].sum())
-            running += float(loss)
+            running += float(loss.detach())
             if step % config.log_every == 0 or step == steps:
                 n = config.log_every if step % config.log_every == 0 else step % config.log_every
                 elapsed = time.perf_counter() - started
