@@ -8,13 +8,12 @@ its signature and description, for API retrieval in the RESTful-Llama style (see
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from soay.dataset import iter_triplets
 from soay.spec import ApiSpec
@@ -88,9 +87,10 @@ def read_traces(path: Path) -> Iterator[Trace]:
             if not line.strip():
                 continue
             try:
-                yield Trace.model_validate(json.loads(line))
-            except ValueError as e:
-                raise ValueError(f"{path}:{n}: not a trace record ({e})") from None
+                yield Trace.model_validate_json(line)
+            except ValidationError as e:
+                problems = "; ".join(f"{'.'.join(map(str, x['loc'])) or 'line'}: {x['msg']}" for x in e.errors())
+                raise ValueError(f"{path}:{n}: not a trace record ({problems})") from None
 
 
 def collect_documents(spec: ApiSpec, dataset: Path, traces: Path | None = None) -> list[Document]:
