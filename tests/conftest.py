@@ -79,7 +79,7 @@ def aminer_env(aminer_db):
 def local_ray():
     import ray
 
-    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
     yield ray
     ray.shutdown()
 

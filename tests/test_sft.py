@@ -11,7 +11,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from conftest import TEST_CORPUS_SIZE
 from soay.dataset import iter_triplets
-from soay.prompts import planner_prompt
+from soay.prompts import CODE, planner_prompt
 from soay.settings import Settings
 from training.generate import generate
 from training.sft import build_model, load_config
@@ -49,12 +49,14 @@ def test_a_few_steps_reduce_the_loss(dataset):
     assert losses[-1] < losses[0] * 0.8, losses
 
 
-def test_coder_examples_are_capped_per_combination_and_planner_sees_every_triplet(dataset):
+def test_pairs_are_distinct_planner_sees_every_phrasing_and_coder_is_capped(dataset):
     triplets = list(iter_triplets(dataset, split="train"))
     pairs = role_pairs(triplets, coder_per_combination=1)
-    planner = [p for p in pairs if p[0].startswith(planner_prompt(""))]
-    assert len(planner) == len(triplets)
-    assert len(pairs) - len(planner) == len({t.combination.id for t in triplets})
+    assert len(pairs) == len(set(pairs))  # masked duplicates are kept once
+    planner = [p for p in pairs if not p[0].endswith(CODE)]
+    assert {p[0] for p in planner} == {planner_prompt(t.query) for t in triplets}
+    assert len(pairs) - len(planner) <= len({t.combination.id for t in triplets})
+    assert all("<|e1|>" in p[0] for p in planner)  # every question names an entity, masked
 
 
 def test_length_grouped_batches_give_every_rank_the_same_steps_and_keep_examples():

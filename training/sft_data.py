@@ -21,7 +21,7 @@ IGNORE = -100
 
 
 def role_pairs(triplets: Iterable[Triplet], coder_per_combination: int | None = None) -> list[tuple[str, str]]:
-    """(prompt, target) pairs for planner and coder.
+    """Distinct (prompt, target) pairs for planner and coder.
 
     Every triplet teaches the planner, whose hard part is the variety of phrasings. The coder's
     code differs within a combination only in its literals, so `coder_per_combination` caps its
@@ -39,7 +39,7 @@ def role_pairs(triplets: Iterable[Triplet], coder_per_combination: int | None = 
             pairs.append((coder_prompt(t.query, t.solution, last.get(combination)), coder_target(t.code, t.query)))
             coded[combination] += 1
         last[combination] = (t.query, t.code)
-    return pairs
+    return list(dict.fromkeys(pairs))  # masked, many triplets teach the same pair: keep it once
 
 
 def encode(pairs: list[tuple[str, str]], tokenizer: PreTrainedTokenizerBase, max_length: int) -> list[dict[str, list[int]]]:
