@@ -8,8 +8,8 @@ is the HTTP layer (`POST /v1/ask`, OpenAI-compatible `POST /v1/chat/completions`
 - planner: an LLM deployment whose decoding is constrained to the solution library (vLLM structured
   outputs `choice`), so no solution names an API that does not exist;
 - coder: a second LLM deployment of the same checkpoint, prompted with the question, the solution
-  and a retrieved program for that solution; its program must pass the sandbox's AST rules, or it
-  is written once more from another exemplar with sampling;
+  and a retrieved question solved that way, with its program; what it writes must pass the
+  sandbox's AST rules, or it is written once more from another exemplar with sampling;
 - executor: the program runs in the sandbox (a separate process), never in a server;
 - answer: the result as a sentence in the question's language.
 
@@ -148,15 +148,17 @@ class Ingress:
         return solution
 
     async def _code(self, query: str, solution: str, hits: list[dict[str, Any]]) -> str:
-        exemplars = [h["code"] for h in hits if h.get("solution") == solution and h.get("code")] or [""]
+        exemplars: list[tuple[str, str] | None] = [
+            (h["query"], h["code"]) for h in hits if h.get("solution") == solution and h.get("query") and h.get("code")
+        ] or [None]
         code = await self._write(query, solution, exemplars[0], temperature=0.0)
         if code_problem(code, self.spec) is None:
             return code
-        # one repair: another neighbour's program as the example, and sampling to leave the rut
+        # one repair: another neighbour as the example, and sampling to leave the rut
         self.metrics.repairs.inc()
         return await self._write(query, solution, exemplars[min(1, len(exemplars) - 1)], temperature=self.serve_settings.repair_temperature)
 
-    async def _write(self, query: str, solution: str, exemplar: str, temperature: float) -> str:
+    async def _write(self, query: str, solution: str, exemplar: tuple[str, str] | None, temperature: float) -> str:
         text = await self._complete(
             self.coder, self.serve_settings.coder_model, coder_prompt(query, solution, exemplar), self.code_tokens,
             temperature=temperature, stop=[END],
