@@ -18,6 +18,7 @@ from ray.serve.deployment import Application
 
 from retriever.documents import KINDS
 from retriever.index import RetrieverIndex
+from soay.mentions import mask_question
 from soay.settings import Settings
 
 MAX_K = 100
@@ -47,7 +48,7 @@ class RetrieverDeployment:
             raise ValueError(f"k must be an integer from 1 to {MAX_K}")
         if kind is not None and kind not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(KINDS)} or None")
-        vector = await self._embed(query)
+        vector = await self._embed(mask_question(query))  # as the index's questions are
         return [hit.to_dict() for hit in self.index.search_vectors(vector, k, kind)[0]]
 
     def meta(self) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 Exemplars are the training split's (query, solution, code) triplets — the solution library shown
 by example — and traces are what served requests solved (long-term memory, seeds/003). Both embed
-their query, so a new question lands near questions with the same intent; an API document embeds
+their masked query (soay/mentions.py: names and titles replaced by markers, as the models
+read it), so a new question lands near questions with the same intent, not the same names; an API document embeds
 its signature and description, for API retrieval in the RESTful-Llama style (seeds/001).
 """
 
@@ -16,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from soay.dataset import iter_triplets
+from soay.mentions import mask_code, mask_question
 from soay.spec import ApiSpec
 from soay.triplets import Triplet
 
@@ -62,20 +64,21 @@ def api_documents(spec: ApiSpec) -> list[Document]:
 
 
 def exemplar_documents(triplets: Iterable[Triplet]) -> list[Document]:
-    return [
-        Document(
-            kind="exemplar",
-            text=t.query,
-            payload={"id": t.id, "query": t.query, "solution": t.solution, "code": t.code, "language": t.language},
-        )
-        for t in triplets
-    ]
+    """One document per distinct masked (question, solution, code): questions differing only in
+    their entities teach the same thing, and embedding them once keeps the index small."""
+    seen: dict[tuple[str, str, str], Document] = {}
+    for t in triplets:
+        key = (mask_question(t.query), t.solution, mask_code(t.code, t.query))
+        if key not in seen:
+            payload = {"id": t.id, "query": t.query, "solution": t.solution, "code": t.code, "language": t.language}
+            seen[key] = Document(kind="exemplar", text=key[0], payload=payload)
+    return list(seen.values())
 
 
 def trace_document(trace: Trace) -> Document:
     language = trace.language or language_of(trace.query)
     payload = {"query": trace.query, "solution": trace.solution, "code": trace.code, "language": language}
-    return Document(kind="trace", text=trace.query, payload=payload)
+    return Document(kind="trace", text=mask_question(trace.query), payload=payload)
 
 
 def read_traces(path: Path) -> Iterator[Trace]:

@@ -26,6 +26,7 @@ import numpy as np
 
 from retriever.documents import KINDS, Document
 from retriever.embeddings import Embedder
+from soay.mentions import mask_question
 
 META = "meta.json"
 ANN_MIN_VECTORS = 1000
@@ -109,7 +110,7 @@ class RetrieverIndex:
         """The k documents nearest to `query` (of one kind, or of all), best first."""
         if not query.strip():
             raise ValueError("empty query")
-        return self.search_vectors(self.embedder.encode([query]), k, kind)[0]
+        return self.search_vectors(self.embedder.encode([mask_question(query)]), k, kind)[0]
 
     def search_vectors(self, vectors: np.ndarray, k: int = 5, kind: str | None = None) -> list[list[Hit]]:
         """Batched search by unit vectors: one best-first hit list per row."""

@@ -12,11 +12,12 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from conftest import TEST_CORPUS_SIZE, free_port
-from retriever.documents import Document, Trace, read_traces, trace_document
+from retriever.documents import Document, Trace, exemplar_documents, read_traces, trace_document
 from retriever.embeddings import Embedder
 from retriever.index import ANN_MIN_VECTORS, RetrieverIndex
 from retriever.metrics import rank_of, solution_ranking, summarize
 from soay.dataset import iter_triplets
+from soay.mentions import mask_question
 from soay.settings import Settings
 from training.generate import generate
 
@@ -80,7 +81,8 @@ def index(built, embedder) -> RetrieverIndex:
 def test_build_indexes_every_kind_in_order(built, index, dataset, embedder):
     path, report = built
     train = list(iter_triplets(dataset, split="train"))
-    assert report["counts"] == {"api": 7, "exemplar": len(train), "trace": 1}
+    distinct = exemplar_documents(train)  # one per masked (question, solution, code)
+    assert report["counts"] == {"api": 7, "exemplar": len(distinct), "trace": 1} and len(distinct) < len(train)
     meta = json.loads((path / "meta.json").read_text())
     assert meta["dataset_version"] == 1 and meta["model"] == "all-MiniLM-L6-v2" and meta["dim"] == 384
     # vectors embedded by two Ray actors sit in document order: each row is its own text's embedding
@@ -88,12 +90,12 @@ def test_build_indexes_every_kind_in_order(built, index, dataset, embedder):
     rows = list(range(0, len(docs), 7)) + [len(docs) // 2 - 1, len(docs) // 2, len(docs) - 1]  # both actors' chunks
     stored = np.stack([index.indexes["exemplar"].reconstruct(i) for i in rows])
     np.testing.assert_allclose(stored, embedder.encode([docs[i].text for i in rows]), atol=1e-4)
-    assert {d.payload["id"] for d in docs} == {t.id for t in train}
+    assert {d.payload["id"] for d in docs} == {d.payload["id"] for d in distinct}
 
 
 def test_held_out_queries_find_their_solution(index, dataset):
     test = list(iter_triplets(dataset, split="test"))
-    hits = index.search_vectors(index.embedder.encode([t.query for t in test]), k=50, kind="exemplar")
+    hits = index.search_vectors(index.embedder.encode([mask_question(t.query) for t in test]), k=50, kind="exemplar")
     ranks = {lang: [] for lang in ("en", "zh")}
     for t, found in zip(test, hits):
         ranks[t.language].append(rank_of(t.solution, solution_ranking(h.payload["solution"] for h in found)))
