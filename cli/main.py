@@ -292,6 +292,8 @@ def serve_cmd(
     s = load_settings(**{"serve.model_dir": model, "serve.host": host, "serve.port": port})
     if not (s.serve.model_path(s.data) / "config.json").is_file():
         fail(f"no model at {s.serve.model_path(s.data)}: run `soay train` or pass --model")
+    if not (s.retriever.index_path(s.data) / "meta.json").is_file():
+        fail(f"no retriever index at {s.retriever.index_path(s.data)}: run `soay index` first")
     if s.sandbox.api_backend == "inprocess":
         ensure_corpus(s.data.domain, s.data.corpus_path(), s.data.corpus_size, s.data.seed)
     if not (s.ray.address or os.environ.get("RAY_ADDRESS") or s.ray.num_cpus):
