@@ -283,6 +283,9 @@ def serve_cmd(
     port: int | None = typer.Option(None, min=1, max=65535, help="Port (default 8400)."),
 ) -> None:
     """Serve questions (POST /v1/ask, /v1/chat/completions) on Ray Serve until Ctrl-C; RAY_ADDRESS joins a cluster."""
+    import signal
+    import threading
+
     from ray import serve
 
     from cluster.ray_runtime import init_ray
@@ -302,11 +305,11 @@ def serve_cmd(
     init_ray(s.ray)
     url = deploy(s)
     typer.echo(f"serving at {url} (POST /v1/ask, /v1/chat/completions; GET /healthz, /metrics); Ctrl-C stops")
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        serve.shutdown()
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):  # a service manager stops with SIGTERM
+        signal.signal(sig, lambda *_: stop.set())
+    stop.wait()
+    serve.shutdown()
 
 
 @app.command("ask")

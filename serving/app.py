@@ -124,8 +124,6 @@ class Ingress:
         except EngineError as exc:
             self.metrics.errors.labels(stage).inc()
             raise StageFailed(stage, 422 if exc.status < 500 else 503, exc.message) from exc
-        except StageFailed:
-            raise
         except Exception as exc:  # noqa: BLE001 - any other failure is this stage's, reported as such
             self.metrics.errors.labels(stage).inc()
             raise StageFailed(stage, 503, f"{type(exc).__name__}: {exc}") from exc
