@@ -33,6 +33,7 @@ api_app = typer.Typer(help="The HTTP clone of a domain's APIs.", no_args_is_help
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(api_app, name="api")
 
+DEFAULT_RECIPE = Path(__file__).resolve().parents[1] / "configs" / "sft" / "cpu_full.yaml"
 USER_ERRORS = (ValueError, KeyError, FileNotFoundError, FileExistsError, ValidationError, OSError)
 
 
@@ -235,7 +236,7 @@ def index_cmd(
 @app.command("train")
 @user_errors
 def train_cmd(
-    recipe: Path = typer.Option(Path("configs/sft/cpu_full.yaml"), "--config-file", "-f", help="SFT recipe YAML (configs/sft/)."),
+    recipe: Path = typer.Option(DEFAULT_RECIPE, "--config-file", "-f", help="SFT recipe YAML (configs/sft/)."),
     overrides: list[str] | None = typer.Argument(None, help="Recipe overrides as key=value (e.g. max_steps=100 lora.r=16)."),
     domain: str | None = typer.Option(None, help="Domain whose dataset to train on."),
     dataset: Path | None = typer.Option(None, help="Dataset directory (default <data.root>/<domain>/dataset)."),
@@ -341,20 +342,46 @@ def ask_cmd(
 @user_errors
 def demo(
     out: Path | None = typer.Option(None, help="Data root for the demo (default data.root)."),
+    recipe: Path = typer.Option(DEFAULT_RECIPE, "--recipe", help="SFT recipe of the CPU default model."),
 ) -> None:
-    """Run the main job on the embedded defaults: corpus -> solutions -> verified triplets."""
-    from soay.dataset import iter_triplets
-    from soay.domains import get_domain
-    from training.generate import generate
+    """Run the main job on the embedded defaults: corpus -> solutions -> verified triplets ->
+    CPU default model trained on Ray Train -> SoAyEval on the held-out test split."""
+    import ray
 
+    from soay.domains import get_domain
+    from training.evaluate import run_eval
+    from training.generate import generate
+    from training.sft import load_config
+    from training.train_job import run_sft
+
+    started = time.perf_counter()
     s = load_settings(**{"data.root": out})
     d = get_domain(s.data.domain)
     typer.echo(f"== {d.name}: {len(d.library)} solutions, {len(d.combinations)} combinations")
     report = generate(s, overwrite=True)
     _print_generation(report)
+    _print_samples(report.dataset_path)
+
+    typer.echo(f"== training the CPU default model ({recipe}) on Ray Train")
+    run_dir = s.data.root / s.data.domain / "runs" / "demo"
+    record = run_sft(load_config(recipe, ["resume=false"]), report.dataset_path, run_dir)
+    metrics = record["metrics"]
+    typer.echo(f"trained in {record['wall_seconds']} s: loss {metrics['loss']:.3f}, {metrics['tokens_per_s']:.0f} tokens/s -> {record['checkpoint']}")
+    ray.shutdown()  # the cores go to vLLM and the sandbox
+
+    typer.echo("== SoAyEval on the held-out test split (planner + coder through vLLM, code in the sandbox)")
+    evaluation = run_eval(Path(record["checkpoint"]), report.dataset_path, s.data.corpus_path(), s.data.domain, run_dir / "eval")
+    typer.echo((run_dir / "eval" / "eval.md").read_text())
+    typer.echo(f"== demo finished in {time.perf_counter() - started:.0f} s (Score {evaluation['score']})")
+
+
+def _print_samples(dataset: Path) -> None:
+    """One test triplet per hop count, the middle one in Chinese."""
+    from soay.dataset import iter_triplets
+
     typer.echo("== sample test triplets")
     shown: set[int] = set()
-    for t in iter_triplets(report.dataset_path, split="test"):
+    for t in iter_triplets(dataset, split="test"):
         if t.hops not in shown and (t.language == "zh") == (len(shown) == 1):
             shown.add(t.hops)
             typer.echo(f"[{t.hops}-hop, {t.language}] {t.query}\n  solution: {t.solution}\n  answer: {json.dumps(t.answer, ensure_ascii=False)[:200]}")

@@ -69,7 +69,8 @@ def predict(model_dir: Path, queries: list[str], solutions: list[str], exemplars
     )
     plan = SamplingParams(temperature=0.0, max_tokens=PLAN_MAX_TOKENS, structured_outputs=StructuredOutputsParams(choice=solutions))
     planned = [o.outputs[0].text.strip() for o in llm.generate([planner_prompt(q) for q in queries], plan, use_tqdm=False)]
-    write = SamplingParams(temperature=0.0, max_tokens=code_max_tokens(max_model_len), stop=[END])
+    # the mention markers are special tokens: keep them in the text, finish_code restores them
+    write = SamplingParams(temperature=0.0, max_tokens=code_max_tokens(max_model_len), stop=[END], skip_special_tokens=False)
     prompts = [coder_prompt(q, s, exemplars.exemplar_for(q, s)) for q, s in zip(queries, planned)]
     return list(zip(planned, [o.outputs[0].text for o in llm.generate(prompts, write, use_tqdm=False)]))
 
