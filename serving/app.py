@@ -159,7 +159,7 @@ class Ingress:
     async def _write(self, query: str, solution: str, exemplar: tuple[str, str] | None, temperature: float) -> str:
         text = await self._complete(
             self.coder, self.serve_settings.coder_model, coder_prompt(query, solution, exemplar), self.code_tokens,
-            temperature=temperature, stop=[END],
+            temperature=temperature, stop=[END], skip_special_tokens=False,  # the mention markers are special tokens
         )
         return finish_code(text, query, self.spec)
 
