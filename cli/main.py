@@ -265,14 +265,17 @@ def eval_cmd(
     dataset: Path | None = typer.Option(None, help="Dataset directory (default <data.root>/<domain>/dataset)."),
     out: Path | None = typer.Option(None, help="Where eval.json and eval.md go (default: beside the model)."),
     limit: int | None = typer.Option(None, min=1, help="Evaluate only the first N test cases."),
+    paraphrases: Path | None = typer.Option(None, help="Also score hand-written phrasings (e.g. benchmarks/paraphrases.yaml)."),
 ) -> None:
     """SoAyEval on the held-out test split: planner + coder via vLLM, code in the sandbox."""
     from training.evaluate import run_eval
 
     if not (model / "config.json").is_file():
         fail(f"{model} is not an HF checkpoint directory (no config.json)")
+    if paraphrases and not paraphrases.is_file():
+        fail(f"paraphrase file {paraphrases} does not exist")
     s = load_settings(**{"data.domain": domain})
-    report = run_eval(model, dataset or s.data.dataset_path(), s.data.corpus_path(), s.data.domain, out or model.parent / "eval", limit)
+    report = run_eval(model, dataset or s.data.dataset_path(), s.data.corpus_path(), s.data.domain, out or model.parent / "eval", limit, paraphrases)
     typer.echo(json.dumps({"score": report["score"], "all": report["all"], "meta": report["meta"]}))
 
 
