@@ -2,10 +2,11 @@
 held-out test split, plus the hand-written paraphrases kept out of training.
 
     .venv/bin/python benchmarks/model_bench.py [--recipe configs/sft/cpu_full.yaml] [overrides...]
+    .venv/bin/python benchmarks/model_bench.py --run RUN_DIR --dataset DATASET_DIR   # report an existing run
 
 Generates the embedded-default dataset (as `soay demo` does) in a temporary directory, trains the
-recipe on Ray Train, evaluates through vLLM. Writes benchmarks/results/model.json and
-benchmarks/REPORT-model.md.
+recipe on Ray Train, evaluates through vLLM; or, given a `soay train` run directory and its
+dataset, evaluates that run. Writes benchmarks/results/model.json and benchmarks/REPORT-model.md.
 """
 
 from __future__ import annotations
@@ -35,21 +36,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--recipe", type=Path, default=ROOT / "configs/sft/cpu_full.yaml")
     parser.add_argument("overrides", nargs="*", help="recipe overrides, key=value")
+    parser.add_argument("--run", type=Path, help="an existing `soay train` run directory to report instead of training")
+    parser.add_argument("--dataset", type=Path, help="the dataset the run was trained on (with --run)")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="soay-model-bench-"))
-    ray.init(num_cpus=4, include_dashboard=False, _node_ip_address="127.0.0.1")
     try:
         settings = Settings(data={"root": work})
-        started = time.perf_counter()
-        generation = generate(settings, show_progress=False)
-        generate_s = time.perf_counter() - started
-        config = load_config(args.recipe, args.overrides)
-        record = run_sft(config, generation.dataset_path, work / "run")
-        ray.shutdown()  # vLLM and the sandbox get the cores
+        generate_s = None
+        if args.run:
+            record = json.loads((args.run / "model" / "run.json").read_text())
+            dataset = args.dataset
+            settings = Settings()  # the embedded defaults' corpus, as `soay train` used
+        else:
+            ray.init(num_cpus=4, include_dashboard=False, _node_ip_address="127.0.0.1")
+            started = time.perf_counter()
+            generation = generate(settings, show_progress=False)
+            generate_s = round(time.perf_counter() - started, 1)
+            dataset = generation.dataset_path
+            record = run_sft(load_config(args.recipe, args.overrides), dataset, work / "run")
+            ray.shutdown()  # vLLM and the sandbox get the cores
         started = time.perf_counter()
         report = run_eval(
-            Path(record["checkpoint"]), generation.dataset_path, settings.data.corpus_path(), settings.data.domain,
+            Path(record["checkpoint"]), dataset, settings.data.corpus_path(), settings.data.domain,
             work / "eval", paraphrases=PARAPHRASES,
         )
         eval_s = time.perf_counter() - started
@@ -60,11 +69,11 @@ def main() -> None:
 
     result = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
-        "recipe": str(args.recipe.relative_to(ROOT)) if args.recipe.is_relative_to(ROOT) else str(args.recipe),
-        "overrides": args.overrides,
+        "recipe": record["config"],
+        "command": " ".join(["benchmarks/model_bench.py", *(f"--run {args.run} --dataset {args.dataset}".split() if args.run else args.overrides)]),
         "dataset": record["dataset"],
         "examples": record["examples"],
-        "seconds": {"generate": round(generate_s, 1), "train": record["wall_seconds"], "eval": round(eval_s, 1)},
+        "seconds": {"generate": generate_s, "train": record["wall_seconds"], "eval": round(eval_s, 1)},
         "final_training_metrics": record["metrics"],
         "eval": report,
     }
@@ -74,8 +83,10 @@ def main() -> None:
     lines = [
         "# Benchmark: the CPU default model (training time and SoAyEval)",
         "",
-        f"Command: `.venv/bin/python benchmarks/model_bench.py {' '.join(args.overrides)}`".replace(" `", "`"),
-        f"Machine: {result['machine']['cpus']} CPUs, Python {result['machine']['python']}. Recipe: `{result['recipe']}`.",
+        f"Command: `.venv/bin/python {result['command']}`",
+        f"Machine: {result['machine']['cpus']} CPUs (shared with other jobs while this ran), Python {result['machine']['python']}. "
+        f"Recipe: `configs/sft/cpu_full.yaml` (model {record['config']['shape']}, {record['config']['epochs']} epochs, "
+        f"{record['config']['workers']} Ray Train workers).",
         f"Data: {record['dataset']['train_triplets']} training triplets -> {record['examples']} examples; "
         f"{meta['test_cases']} held-out test cases (unseen entities; one English and one Chinese phrasing "
         "per combination never seen in training).",

@@ -23,6 +23,7 @@ from soay.evaluation import Case, categorise, evaluate, markdown_table
 from soay.mentions import mask_question
 from soay.prompts import END, coder_prompt, planner_prompt
 from soay.settings import SandboxSettings
+from soay.splits import held_out
 from soay.triplets import Triplet
 from training.generate import sandbox_for
 from training.paraphrases import paraphrased_triplets
@@ -117,6 +118,19 @@ def run_eval(
         report["paraphrases"]["planner_accuracy"] = _planner_accuracy(sets["paraphrases"], predictions[len(test) :])
         markdown += "\n### Hand-written paraphrases\n\n" + markdown_table(report["paraphrases"])
     report["planner_accuracy"] = _planner_accuracy(test, predictions[: len(test)])
+    # phrasings seen in training vs held out of it: how much of the score is generalisation
+    report["by_phrasing"] = {}
+    for name, wanted in (("seen", False), ("held_out", True)):
+        picked = [i for i, t in enumerate(test) if _held_out_phrasing(t, domain) == wanted]
+        if picked:
+            part = evaluate([scored[i] for i in picked], set(domain.spec.api_names))
+            report["by_phrasing"][name] = {
+                **part["all"], "score": part["score"],
+                "planner_accuracy": _planner_accuracy([test[i] for i in picked], [predictions[i] for i in picked])["all"],
+            }
+    markdown += "\nBy phrasing: " + "; ".join(
+        f"{k}: n {v['n']}, ACC {v['ACC']}, Score {v['score']}, planner {v['planner_accuracy']}%" for k, v in report["by_phrasing"].items()
+    ) + "\n"
     out_dir.mkdir(parents=True, exist_ok=True)
     with (out_dir / "predictions.jsonl").open("w") as f:  # every case, for error analysis
         for t, c, r in zip(cases, scored, results):
@@ -126,6 +140,12 @@ def run_eval(
     (out_dir / "eval.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
     (out_dir / "eval.md").write_text(markdown)
     return report
+
+
+def _held_out_phrasing(t: Triplet, domain: Any) -> bool:
+    """Whether the test case's phrasing never appears in training (template ids end in language/index)."""
+    _, language, index = t.template_id.rsplit("/", 2)
+    return held_out(domain.combinations.by_id[t.combination.id], language, int(index))
 
 
 def _planner_accuracy(cases: list[Triplet], predictions: list[tuple[str, str]]) -> dict[str, float]:
