@@ -1,22 +1,22 @@
 """The SoAyEval job: planner + coder through vLLM offline inference, code in the sandbox, scores.
 
-The planner's decoding is constrained to the solution library (vLLM structured outputs), so it
-can only name solutions that exist; the coder gets the nearest training example of the chosen
-solution as its exemplar, and the string arguments of its search calls are snapped to spans of
-the question (seeds/001 §4.4). Everything the model writes runs in the sandbox, never here.
+The same path as the served agent: the retriever finds the question's nearest training
+exemplars (masked questions); the planner's decoding is constrained to their solutions (vLLM
+structured outputs), so it only names solutions of the library; the coder gets the nearest
+exemplar of the chosen solution, writes mention markers where literals go, and they are restored
+from the question (soay/agent.py). Everything the model writes runs in the sandbox, never here.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from soay.agent import PLAN_MAX_TOKENS, code_max_tokens, finish_code, solution_choices
+from soay.agent import PLAN_MAX_TOKENS, candidate_solutions, code_max_tokens, exemplar_for, finish_code, solution_choices
 from soay.dataset import iter_triplets
 from soay.domains import get_domain
 from soay.evaluation import Case, categorise, evaluate, markdown_table
@@ -28,39 +28,35 @@ from soay.triplets import Triplet
 from training.generate import sandbox_for
 from training.paraphrases import paraphrased_triplets
 
-_WORD = re.compile(r"\w+")
+class Exemplars:
+    """The retriever over the training split, built in memory: what the served agent retrieves,
+    so the eval scores the same planning and coding path (retriever/, masked questions)."""
+
+    def __init__(self, triplets: list[Triplet], depth: int = 20) -> None:
+        from retriever.documents import exemplar_documents
+        from retriever.embeddings import Embedder
+        from retriever.index import RetrieverIndex
+
+        embedder = Embedder()
+        self.index = RetrieverIndex(embedder.dim, embedder.name, embedder=embedder)
+        self.index.add(exemplar_documents(triplets))
+        self.depth = depth
+
+    def hits(self, queries: list[str]) -> list[list[dict[str, Any]]]:
+        vectors = self.index.embedder.encode([mask_question(q) for q in queries])
+        return [[h.to_dict() for h in found] for found in self.index.search_vectors(vectors, self.depth, "exemplar")]
 
 
-class ExemplarIndex:
-    """Training examples per solution; the one whose masked question shares most words with a
-    query's is its exemplar.
+def predict(model_dir: Path, queries: list[str], solutions: list[str], exemplars: Exemplars, max_model_len: int = 1024) -> list[tuple[str, str]]:
+    """(solution, coder completion) for each query, greedy, in two batched vLLM passes.
 
-    A lexical stand-in until the FAISS retriever serves exemplars; on masked questions it finds
-    the same phrasing with other entities, which is what the coder copies best.
+    The planner chooses among the solutions of the question's nearest exemplars (decoding
+    constrained to them); the coder sees the nearest exemplar of the chosen solution.
     """
-
-    def __init__(self, triplets: list[Triplet]) -> None:
-        self.by_solution: dict[str, dict[frozenset[str], tuple[str, str]]] = defaultdict(dict)
-        for t in triplets:  # one exemplar per phrasing is enough
-            self.by_solution[t.solution].setdefault(_words(t.query), (t.query, t.code))
-
-    def exemplar_for(self, query: str, solution: str) -> tuple[str, str] | None:
-        candidates = self.by_solution.get(solution)
-        if not candidates:
-            return None
-        words = _words(query)
-        return max(candidates.items(), key=lambda c: len(words & c[0]) / (len(words | c[0]) or 1))[1]
-
-
-def _words(query: str) -> frozenset[str]:
-    return frozenset(_WORD.findall(mask_question(query).lower()))
-
-
-def predict(model_dir: Path, queries: list[str], solutions: list[str], exemplars: ExemplarIndex, max_model_len: int = 1024) -> list[tuple[str, str]]:
-    """(solution, coder completion) for each query, greedy, in two batched vLLM passes."""
     from vllm import LLM, SamplingParams
     from vllm.sampling_params import StructuredOutputsParams
 
+    hits = exemplars.hits(queries)
     # On the CPU build "gpu_memory_utilization" is the share of host memory vLLM reserves; a
     # small model needs little, and the sandbox and Ray share the machine.
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
@@ -68,11 +64,15 @@ def predict(model_dir: Path, queries: list[str], solutions: list[str], exemplars
         model=str(model_dir), dtype="float32", enforce_eager=True, max_model_len=max_model_len, seed=0,
         gpu_memory_utilization=0.3,
     )
-    plan = SamplingParams(temperature=0.0, max_tokens=PLAN_MAX_TOKENS, structured_outputs=StructuredOutputsParams(choice=solutions))
-    planned = [o.outputs[0].text.strip() for o in llm.generate([planner_prompt(q) for q in queries], plan, use_tqdm=False)]
+    plans = [
+        SamplingParams(temperature=0.0, max_tokens=PLAN_MAX_TOKENS,
+                       structured_outputs=StructuredOutputsParams(choice=candidate_solutions([h["solution"] for h in found], solutions)))
+        for found in hits
+    ]
+    planned = [o.outputs[0].text.strip() for o in llm.generate([planner_prompt(q) for q in queries], plans, use_tqdm=False)]
     # the mention markers are special tokens: keep them in the text, finish_code restores them
     write = SamplingParams(temperature=0.0, max_tokens=code_max_tokens(max_model_len), stop=[END], skip_special_tokens=False)
-    prompts = [coder_prompt(q, s, exemplars.exemplar_for(q, s)) for q, s in zip(queries, planned)]
+    prompts = [coder_prompt(q, s, exemplar_for(s, found)) for q, s, found in zip(queries, planned, hits)]
     return list(zip(planned, [o.outputs[0].text for o in llm.generate(prompts, write, use_tqdm=False)]))
 
 
@@ -90,7 +90,7 @@ def run_eval(
     if paraphrases:
         sets["paraphrases"] = paraphrased_triplets(paraphrases, test)
     cases = [t for ts in sets.values() for t in ts]
-    exemplars = ExemplarIndex(list(iter_triplets(dataset_root, split="train")))
+    exemplars = Exemplars(list(iter_triplets(dataset_root, split="train")))
     solutions = solution_choices(domain.library)
     started = time.perf_counter()
     predictions = [
