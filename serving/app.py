@@ -44,7 +44,7 @@ from serving.http_limits import BodySizeLimit
 from serving.llm import EngineError, completion_text, engine_deployments
 from serving.metrics import PipelineMetrics
 from serving.schemas import AskRequest, ChatRequest, Record, chat_chunk, chat_completion
-from soay.agent import PLAN_MAX_TOKENS, code_max_tokens, code_problem, finish_code, solution_choices
+from soay.agent import PLAN_MAX_TOKENS, candidate_solutions, code_max_tokens, code_problem, finish_code, solution_choices
 from soay.domains import get_domain
 from soay.prompts import END, coder_prompt, planner_prompt
 from soay.settings import ServeSettings, Settings
@@ -92,7 +92,7 @@ class Ingress:
         """Walk one question through every stage; StageFailed when one of them cannot."""
         timings: dict[str, float] = {}
         hits = await self._stage("retrieve", timings, lambda: self.retriever.search.remote(query, k=self.top_k * EXEMPLAR_POOL, kind="exemplar"))
-        solution = await self._stage("plan", timings, lambda: self._plan(query))
+        solution = await self._stage("plan", timings, lambda: self._plan(query, hits))
         code = await self._stage("code", timings, lambda: self._code(query, solution, hits))
         outcome = await self._stage("execute", timings, lambda: self.executor.run.remote(code))
         if not outcome["ok"]:
@@ -135,13 +135,15 @@ class Ingress:
         request = CompletionRequest(model=model, prompt=prompt, max_tokens=max_tokens, **sampling)
         return completion_text([response async for response in handle.completions.remote(request, None)])
 
-    async def _plan(self, query: str) -> str:
+    async def _plan(self, query: str, hits: list[dict[str, Any]]) -> str:
+        """The planner chooses among the solutions of the retrieved exemplars (as SoAyEval does)."""
+        choices = candidate_solutions([h["solution"] for h in hits if h.get("solution")], self.choices)
         text = await self._complete(
             self.planner, self.serve_settings.planner_model, planner_prompt(query), PLAN_MAX_TOKENS,
-            temperature=0.0, structured_outputs={"choice": self.choices},
+            temperature=0.0, structured_outputs={"choice": choices},
         )
         solution = text.strip()
-        if solution not in self.choices:  # the constraint makes this unreachable unless the engine ignored it
+        if solution not in choices:  # the constraint makes this unreachable unless the engine ignored it
             raise EngineError(f"planner wrote {solution!r}, which is not a solution of the library", 500)
         return solution
 
