@@ -348,7 +348,7 @@ def demo(
     recipe: Path = typer.Option(DEFAULT_RECIPE, "--recipe", help="SFT recipe of the CPU default model."),
 ) -> None:
     """Run the main job on the embedded defaults: corpus -> solutions -> verified triplets ->
-    CPU default model trained on Ray Train -> SoAyEval on the held-out test split."""
+    CPU default model trained on Ray Train -> SoAyEval -> index -> serve -> sample questions."""
     import ray
 
     from soay.domains import get_domain
@@ -372,10 +372,51 @@ def demo(
     typer.echo(f"trained in {record['wall_seconds']} s: loss {metrics['loss']:.3f}, {metrics['tokens_per_s']:.0f} tokens/s -> {record['checkpoint']}")
     ray.shutdown()  # the cores go to vLLM and the sandbox
 
-    typer.echo("== SoAyEval on the held-out test split (planner + coder through vLLM, code in the sandbox)")
+    typer.echo("== SoAyEval on the held-out test split (retriever + planner + coder through vLLM, code in the sandbox)")
     evaluation = run_eval(Path(record["checkpoint"]), report.dataset_path, s.data.corpus_path(), s.data.domain, run_dir / "eval")
     typer.echo((run_dir / "eval" / "eval.md").read_text())
+
+    s = s.model_copy(update={"serve": s.serve.model_copy(update={"model_dir": Path(record["checkpoint"])})})
+    _serve_samples(s, report.dataset_path)
     typer.echo(f"== demo finished in {time.perf_counter() - started:.0f} s (Score {evaluation['score']})")
+
+
+def _serve_samples(s: Settings, dataset: Path) -> None:
+    """Index the exemplars, start the Serve application, answer sample questions, shut it down."""
+    import httpx
+    import ray
+    from ray import serve
+
+    from cluster.ray_runtime import init_ray
+    from retriever.build import build_index
+    from serving.app import deploy
+    from soay.dataset import iter_triplets
+
+    typer.echo("== retriever index (FAISS over masked exemplars) on Ray")
+    if not (s.ray.address or os.environ.get("RAY_ADDRESS")):
+        # the engines and stages reserve logical CPUs: more than a small machine counts
+        s = s.model_copy(update={"ray": s.ray.model_copy(update={"num_cpus": max(8, os.cpu_count() or 1)})})
+    init_ray(s.ray)
+    built = build_index(s, dataset=dataset, show_progress=False)
+    typer.echo(f"indexed {sum(built.counts.values())} documents in {built.seconds:.1f} s")
+    typer.echo("== serving: Ray Serve application (retriever, vLLM planner and coder, sandbox executor)")
+    try:
+        url = deploy(s)
+        typer.echo(f"serving at {url}")
+        samples: dict[tuple[int, str], str] = {}
+        for t in iter_triplets(dataset, split="test"):
+            samples.setdefault((t.hops, t.language), t.query)
+        for (hops, language), question in sorted(samples.items()):
+            response = httpx.post(f"{url}/v1/ask", json={"query": question}, timeout=s.serve.request_timeout_s + 10)
+            record = response.json()
+            if response.status_code != 200:
+                typer.echo(f"[{hops}-hop, {language}] {question}\n  error {response.status_code}: {record.get('error')}")
+                continue
+            timings = ", ".join(f"{k} {v:.2f}s" for k, v in record["timings"].items())
+            typer.echo(f"[{hops}-hop, {language}] {question}\n  solution: {record['solution']}\n  answer: {record['answer']}\n  ({timings})")
+    finally:
+        serve.shutdown()
+        ray.shutdown()
 
 
 def _print_samples(dataset: Path) -> None:
