@@ -128,6 +128,7 @@ def main() -> None:
     parser.add_argument("--dataset", type=Path, default=settings.data.dataset_path(), help="Dataset whose test split gives the questions.")
     parser.add_argument("--users", type=int, nargs="+", default=[1, 4, 16])
     parser.add_argument("--duration", type=float, default=30.0, help="Seconds per concurrency level.")
+    parser.add_argument("--warmup", type=int, default=3, help="Questions asked first and not counted (first-call costs).")
     parser.add_argument("--overload", type=int, default=200, help="Requests in the overload burst (0 skips it).")
     parser.add_argument("--model-note", default="unspecified", help="Which model was served, for the report.")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/REPORT-serve.md"))
@@ -137,7 +138,9 @@ def main() -> None:
     questions = [t.query for t in iter_triplets(args.dataset, split="test")]
     if not questions:
         raise SystemExit(f"no test questions in {args.dataset}")
-    httpx.get(f"{args.url}/healthz", timeout=10).raise_for_status()
+    httpx.get(f"{args.url}/healthz", timeout=30).raise_for_status()
+    for question in questions[: args.warmup]:
+        httpx.post(f"{args.url}/v1/ask", json={"query": question}, headers=headers, timeout=300)
     report: dict[str, Any] = {
         "model_note": args.model_note,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",

@@ -54,6 +54,7 @@ EXEMPLAR_POOL = 4
 REPLICA_GONE = (ActorDiedError, ActorUnavailableError, RayActorError)
 PUBLIC_PATHS = ("/healthz", "/metrics")
 APP_NAME = "soay"
+HEALTH_TIMEOUT_S = 5.0
 
 
 class StageFailed(Exception):
@@ -83,6 +84,7 @@ class Ingress:
         self.top_k = settings.retriever.top_k
         self.code_tokens = code_max_tokens(int(settings.serve.engine_kwargs.get("max_model_len", 1024)))
         self.retriever, self.executor, self.answer = retriever, executor, answer
+        self.engines = {"plan": planner, "code": coder}
         self.planner, self.coder = planner.options(stream=True), coder.options(stream=True)
         self.metrics = PipelineMetrics(serve.get_replica_context().replica_id.unique_id)
 
@@ -165,6 +167,28 @@ class Ingress:
         )
         return finish_code(text, query, self.spec)
 
+    async def readiness(self) -> dict[str, str]:
+        """Each stage answering a trivial call ("ok"), or why not: the proxy routes to this ingress
+        as soon as it is up, before the engines behind it may be, so /healthz asks them."""
+        probes = {
+            "retrieve": lambda: self.retriever.meta.remote(),
+            "plan": lambda: self.engines["plan"].check_health.remote(),
+            "code": lambda: self.engines["code"].check_health.remote(),
+            "execute": lambda: self.executor.run.remote("final_result = 1"),
+            "answer": lambda: self.answer.compose.remote("ok", True, 1),
+        }
+
+        async def probe(call: Callable[[], Awaitable[Any]]) -> str:
+            try:
+                await asyncio.wait_for(call(), HEALTH_TIMEOUT_S)
+            except TimeoutError:
+                return f"no answer within {HEALTH_TIMEOUT_S} s"
+            except Exception as exc:  # noqa: BLE001 - whatever it is, the stage is not ready
+                return f"{type(exc).__name__}: {exc}"
+            return "ok"
+
+        return dict(zip(probes, await asyncio.gather(*(probe(c) for c in probes.values()))))
+
     # --- HTTP -----------------------------------------------------------------------------
 
     def _query(self, query: str) -> str:
@@ -222,8 +246,11 @@ class Ingress:
             return await call_next(request)
 
         @app.get("/healthz")
-        async def healthz() -> dict[str, str]:
-            return {"status": "ok", "model": settings.model_name}
+        async def healthz() -> JSONResponse:
+            stages = await self.readiness()
+            ready = all(v == "ok" for v in stages.values())
+            return JSONResponse({"status": "ok" if ready else "unavailable", "model": settings.model_name, "stages": stages},
+                                status_code=200 if ready else 503)
 
         @app.get("/metrics")
         async def prometheus() -> Response:
