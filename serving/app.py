@@ -5,8 +5,8 @@ is the HTTP layer (`POST /v1/ask`, OpenAI-compatible `POST /v1/chat/completions`
 `GET /healthz`, `GET /metrics`) and walks each question through the stages over deployment handles:
 
 - retriever: the nearest training exemplars (query, solution, code) of the question;
-- planner: an LLM deployment whose decoding is constrained to the solution library (vLLM structured
-  outputs `choice`), so no solution names an API that does not exist;
+- planner: an LLM deployment whose decoding is constrained (vLLM structured outputs `choice`) to
+  the library solutions of the retrieved exemplars, so no solution names an API that does not exist;
 - coder: a second LLM deployment of the same checkpoint, prompted with the question, the solution
   and a retrieved question solved that way, with its program; what it writes must pass the
   sandbox's AST rules, or it is written once more from another exemplar with sampling;
