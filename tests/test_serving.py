@@ -3,8 +3,9 @@ deployments of one small trained model, the retriever, the sandbox executor, the
 
 One app serves the whole module (engines take about a minute to start on a small CPU machine).
 The model is trained here from `RECIPE` + `OVERRIDES`, kept short so the module stays fast: it
-exercises every path but answers few questions right. Point `OVERRIDES` at the tuned CPU recipe
-to make `test_answers_are_correct` a real accuracy check.
+exercises every path but answers few questions right. Answer accuracy is SoAyEval's job
+(`soay eval`, benchmarks/REPORT-model.md), which runs the same retrieval, planning and coding
+steps (soay/agent.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import httpx
 import pytest
 
 from conftest import ROOT, SOAY, TEST_CORPUS_SIZE, free_port
-from soay.answers import answers_match
 from soay.dataset import iter_triplets
 from soay.domains import get_domain
 from soay.settings import Settings
@@ -248,16 +248,3 @@ def test_killed_replica_is_replaced_and_requests_keep_succeeding(served, ray_ses
     assert names and replicas[0]["name"] not in names
     assert before  # the deployment was running before the kill
     assert ask(url, test[0].query).status_code == 200
-
-
-@pytest.mark.xfail(reason="needs an accurate model: set OVERRIDES to the tuned CPU recipe", strict=False)
-def test_answers_are_correct_for_one_two_three_hops_in_english_and_chinese(served):
-    url, _, test = served
-    cases = {(t.hops, t.language): t for t in test}
-    assert len(cases) == 6, sorted(cases)
-    wrong = []
-    for (hops, language), t in sorted(cases.items()):
-        record = ask(url, t.query).json()
-        if not (record["solution"] == t.solution and answers_match(t.answer, record["result"])):
-            wrong.append((hops, language, t.query, record["solution"], json.dumps(record["result"], ensure_ascii=False)[:100]))
-    assert not wrong, wrong
