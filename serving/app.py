@@ -44,9 +44,12 @@ from serving.http_limits import BodySizeLimit
 from serving.llm import EngineError, completion_text, engine_deployments
 from serving.metrics import PipelineMetrics
 from serving.schemas import AskRequest, ChatRequest, Record, chat_chunk, chat_completion
-from soay.agent import PLAN_MAX_TOKENS, candidate_solutions, code_max_tokens, code_problem, finish_code, solution_choices
+from soay.agent import (
+    PLAN_MAX_TOKENS, candidate_programs, candidate_solutions, code_max_tokens, code_problem, exemplar_for, finish_code, mean_logprob,
+    solution_choices,
+)
 from soay.domains import get_domain
-from soay.prompts import END, coder_prompt, planner_prompt
+from soay.prompts import END, coder_prompt, planner_prompt, target
 from soay.settings import ServeSettings, Settings
 
 EXEMPLAR_POOL = 4
@@ -150,6 +153,29 @@ class Ingress:
         return solution
 
     async def _code(self, query: str, solution: str, hits: list[dict[str, Any]]) -> str:
+        """The retrieved programs of the solution ranked by the coder's likelihood (as SoAyEval
+        does); the coder writes freely only when retrieval found no program of this solution."""
+        candidates = candidate_programs(solution, hits)
+        if candidates:
+            return await self._rank(query, solution, candidates, exemplar_for(solution, hits))
+        return await self._generate(query, solution, hits)
+
+    async def _rank(self, query: str, solution: str, candidates: list[str], exemplar: tuple[str, str] | None) -> str:
+        prompt = coder_prompt(query, solution, exemplar)
+        request = CompletionRequest(
+            model=self.serve_settings.coder_model, prompt=[prompt, *(prompt + target(c) for c in candidates)],
+            max_tokens=1, prompt_logprobs=0, return_token_ids=True,
+        )
+        responses = [r async for r in self.coder.completions.remote(request, None)]
+        choices = sorted(getattr(responses[0], "choices", None) or [], key=lambda c: c.index) if responses else []
+        if len(choices) != len(candidates) + 1:
+            completion_text(responses)  # raises the engine's error
+            raise EngineError(f"coder scored {len(choices) - 1} of {len(candidates)} programs", 500)
+        prefix = len(choices[0].prompt_token_ids)
+        scores = [mean_logprob(c.prompt_token_ids, c.prompt_logprobs, prefix) for c in choices[1:]]
+        return finish_code(candidates[max(range(len(candidates)), key=scores.__getitem__)], query, self.spec)
+
+    async def _generate(self, query: str, solution: str, hits: list[dict[str, Any]]) -> str:
         exemplars: list[tuple[str, str] | None] = [
             (h["query"], h["code"]) for h in hits if h.get("solution") == solution and h.get("query") and h.get("code")
         ] or [None]

@@ -7,6 +7,7 @@ becomes a program: kept here once so that SoAyEval scores exactly what the servi
 from __future__ import annotations
 
 from soay.literals import snap_literals
+from soay.mentions import mask_code
 from soay.prompts import END, restore_code
 from soay.sandbox.policy import PolicyViolation, check_code
 from soay.solutions import SolutionLibrary
@@ -36,6 +37,24 @@ def candidate_solutions(hit_solutions: list[str], library_solutions: list[str], 
 def exemplar_for(solution: str, hits: list[dict]) -> tuple[str, str] | None:
     """The coder's exemplar: (question, code) of the nearest retrieved exemplar of `solution`."""
     return next(((h["query"], h["code"]) for h in hits if h.get("solution") == solution and h.get("code")), None)
+
+
+CODE_CANDIDATES = 4
+"""How many distinct programs of the chosen solution the coder's likelihood ranks."""
+
+
+def candidate_programs(solution: str, hits: list[dict], k: int = CODE_CANDIDATES) -> list[str]:
+    """The masked programs of the retrieved exemplars of `solution`, distinct, nearest first: what
+    the coder ranks by its likelihood, so its output is always a program the library verified."""
+    programs = (mask_code(h["code"], h["query"]).strip() for h in hits if h.get("solution") == solution and h.get("code"))
+    return list(dict.fromkeys(programs))[:k]
+
+
+def mean_logprob(token_ids: list[int], logprobs: list[dict | None], prefix_tokens: int) -> float:
+    """Mean log-likelihood of the tokens after a shared prefix (a candidate program and its end
+    marker), from vLLM prompt logprobs: comparable across candidates of different lengths."""
+    values = [entry[token].logprob for token, entry in zip(token_ids[prefix_tokens:], logprobs[prefix_tokens:]) if entry]
+    return sum(values) / max(1, len(values))
 
 
 def code_max_tokens(max_model_len: int) -> int:

@@ -16,12 +16,14 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from soay.agent import PLAN_MAX_TOKENS, candidate_solutions, code_max_tokens, exemplar_for, finish_code, solution_choices
+from soay.agent import (
+    PLAN_MAX_TOKENS, candidate_programs, candidate_solutions, code_max_tokens, exemplar_for, finish_code, mean_logprob, solution_choices,
+)
 from soay.dataset import iter_triplets
 from soay.domains import get_domain
 from soay.evaluation import Case, categorise, evaluate, markdown_table
 from soay.mentions import mask_question
-from soay.prompts import END, coder_prompt, planner_prompt
+from soay.prompts import END, coder_prompt, planner_prompt, target
 from soay.settings import SandboxSettings
 from soay.splits import held_out
 from soay.triplets import Triplet
@@ -47,7 +49,9 @@ class Exemplars:
         return [[h.to_dict() for h in found] for found in self.index.search_vectors(vectors, self.depth, "exemplar")]
 
 
-def predict(model_dir: Path, queries: list[str], solutions: list[str], exemplars: Exemplars, max_model_len: int = 1024) -> list[tuple[str, str]]:
+def predict(
+    model_dir: Path, queries: list[str], solutions: list[str], exemplars: Exemplars, max_model_len: int = 1024, rank_programs: bool = True,
+) -> list[tuple[str, str]]:
     """(solution, coder completion) for each query, greedy, in two batched vLLM passes.
 
     The planner chooses among the solutions of the question's nearest exemplars (decoding
@@ -70,10 +74,28 @@ def predict(model_dir: Path, queries: list[str], solutions: list[str], exemplars
         for found in hits
     ]
     planned = [o.outputs[0].text.strip() for o in llm.generate([planner_prompt(q) for q in queries], plans, use_tqdm=False)]
+    prompts = [coder_prompt(q, s, exemplar_for(s, found)) for q, s, found in zip(queries, planned, hits)]
+    candidates = [candidate_programs(s, found) for s, found in zip(planned, hits)]
+    if rank_programs:
+        return list(zip(planned, _rank(llm, prompts, candidates)))
     # the mention markers are special tokens: keep them in the text, finish_code restores them
     write = SamplingParams(temperature=0.0, max_tokens=code_max_tokens(max_model_len), stop=[END], skip_special_tokens=False)
-    prompts = [coder_prompt(q, s, exemplar_for(s, found)) for q, s, found in zip(queries, planned, hits)]
     return list(zip(planned, [o.outputs[0].text for o in llm.generate(prompts, write, use_tqdm=False)]))
+
+
+def _rank(llm: Any, prompts: list[str], candidates: list[list[str]]) -> list[str]:
+    """For each prompt, its candidate program the model finds most likely (soay/agent.py)."""
+    from vllm import SamplingParams
+
+    tokenizer = llm.get_tokenizer()
+    flat = [(i, c) for i, cs in enumerate(candidates) for c in cs]
+    outputs = llm.generate([prompts[i] + target(c) for i, c in flat], SamplingParams(max_tokens=1, prompt_logprobs=0), use_tqdm=False)
+    best: dict[int, tuple[float, str]] = {}
+    for (i, program), out in zip(flat, outputs):
+        score = mean_logprob(out.prompt_token_ids, out.prompt_logprobs, len(tokenizer(prompts[i])["input_ids"]))
+        if i not in best or score > best[i][0]:
+            best[i] = (score, program)
+    return [best[i][1] if i in best else "" for i in range(len(prompts))]
 
 
 def run_eval(

@@ -1,0 +1,42 @@
+"""The agent steps shared by SoAyEval and the service: planner choices, coder candidates, scoring."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from soay.agent import candidate_programs, candidate_solutions, mean_logprob
+
+
+def hit(query: str, solution: str, code: str) -> dict:
+    return {"query": query, "solution": solution, "code": code}
+
+
+def test_planner_chooses_among_retrieved_solutions_of_the_library():
+    library = ["searchPerson", "searchPerson -> getCoauthors", "searchPublication"]
+    found = ["searchPerson -> getCoauthors", "searchPerson -> getCoauthors", "nonsense", "searchPerson", "searchPublication"]
+    assert candidate_solutions(found, library, k=2) == ["searchPerson -> getCoauthors", "searchPerson"]
+    assert candidate_solutions([], library) == library  # an empty index leaves the whole library
+
+
+def test_coder_candidates_are_distinct_masked_programs_of_the_solution():
+    hits = [
+        hit("Who supervised Ann Lee from MIT?", "s", "x = searchPerson(name='Ann Lee', organization='MIT')"),
+        hit("Who supervised Bo Chen from Yale?", "s", "x = searchPerson(name='Bo Chen', organization='Yale')"),
+        hit("Who is Cy Li?", "other", "x = searchPerson(name='Cy Li')"),
+        hit("Yale的Bo Chen的导师是谁？", "s", "x = searchPerson(name='Bo Chen', organization='Yale')"),
+    ]
+    assert candidate_programs("s", hits) == [
+        "x = searchPerson(name=<|e1|>, organization=<|e2|>)",  # the first two are one masked program
+        "x = searchPerson(name=<|e2|>, organization=<|e1|>)",  # Chinese word order: another one
+    ]
+
+
+@dataclass
+class Logprob:
+    logprob: float
+
+
+def test_mean_logprob_scores_only_the_tokens_after_the_prefix():
+    tokens = [1, 2, 3, 4]
+    logprobs = [None, {2: Logprob(-9.0)}, {3: Logprob(-1.0)}, {4: Logprob(-3.0)}]
+    assert mean_logprob(tokens, logprobs, prefix_tokens=2) == -2.0
