@@ -316,6 +316,31 @@ def serve_cmd(
     serve.shutdown()
 
 
+@app.command("broker")
+@user_errors
+def broker_cmd(
+    port: int | None = typer.Option(None, min=1, max=65535, help="Port (default: the port of kafka.bootstrap_servers)."),
+) -> None:
+    """Run the embedded Kafka-compatible broker (Tansu, in-memory) on loopback until Ctrl-C, with the stack's topics."""
+    import signal
+    import threading
+
+    from cluster.broker import ensure_topics, start_broker
+
+    s = load_settings()
+    port = port or int(s.kafka.bootstrap_servers.split(",")[0].rsplit(":", 1)[1])
+    broker = start_broker("127.0.0.1", port)
+    ensure_topics(broker.bootstrap, [s.kafka.requests_topic, s.kafka.feedback_topic], s.kafka.partitions)
+    typer.echo(f"broker at {broker.bootstrap} (pid {broker.pid}), topics {s.kafka.requests_topic}, {s.kafka.feedback_topic}; Ctrl-C stops")
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    while not stop.wait(1.0):
+        if broker.process.poll() is not None:
+            fail(f"the broker exited with {broker.process.returncode}", 1)
+    broker.stop()
+
+
 @app.command("ask")
 @user_errors
 def ask_cmd(

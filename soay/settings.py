@@ -153,6 +153,22 @@ class ServeSettings(Section):
         return self.model_dir or data.root / data.domain / "runs" / "full" / "model"
 
 
+class KafkaSettings(Section):
+    """The log stream: every served request and every feedback is a record on a Kafka topic."""
+
+    bootstrap_servers: str = "127.0.0.1:9092"
+    """host:port[,host:port...] of the brokers: the embedded Tansu (`soay broker`) or a Kafka cluster."""
+    log_requests: bool = True
+    """Serving produces one record per request; off, nothing is produced."""
+    requests_topic: str = "soay.requests"
+    feedback_topic: str = "soay.feedback"
+    partitions: int = Field(3, ge=1)
+    """Partitions of topics the stack creates; consumers in one group share them."""
+    buffer_records: int = Field(10_000, ge=1)
+    """Records a server holds while the broker is slow or down; beyond it they are dropped and counted."""
+    consumer_group: str = "soay-enlarge"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SOAY_", env_nested_delimiter="__", extra="forbid")
 
@@ -163,6 +179,7 @@ class Settings(BaseSettings):
     api_server: ApiServerSettings = ApiServerSettings()
     retriever: RetrieverSettings = RetrieverSettings()
     serve: ServeSettings = ServeSettings()
+    kafka: KafkaSettings = KafkaSettings()
 
     @classmethod
     def settings_customise_sources(

@@ -100,3 +100,13 @@ def api_server(aminer_db):
         yield url, proc
     finally:
         stop(proc)
+
+
+@pytest.fixture(scope="session")
+def kafka_broker():
+    """The embedded Kafka-compatible broker (Tansu) on a free loopback port, stopped by its pid."""
+    from cluster.broker import start_broker
+
+    broker = start_broker(port=free_port())
+    yield broker
+    broker.stop()
