@@ -91,7 +91,8 @@ def main() -> None:
         f"{meta['test_cases']} held-out test cases (unseen entities; one English and one Chinese phrasing "
         "per combination never seen in training).",
         "",
-        f"Wall time: generation {result['seconds']['generate']} s, training {result['seconds']['train']} s "
+        "Wall time: " + (f"generation {result['seconds']['generate']} s, " if result["seconds"].get("generate") is not None else "")
+        + f"training {result['seconds']['train']} s "
         f"({record['metrics'].get('tokens_per_s', 0):.0f} tokens/s, final loss {record['metrics'].get('loss', 0):.3f}), "
         f"evaluation {result['seconds']['eval']} s.",
         "",
