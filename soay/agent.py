@@ -12,9 +12,7 @@ from soay.prompts import END, restore_code
 from soay.sandbox.policy import PolicyViolation, check_code
 from soay.solutions import SolutionLibrary
 from soay.spec import ApiSpec
-
-PLAN_MAX_TOKENS = 48
-"""Enough for the longest solution of the library (three API names and their arrows)."""
+from soay.tool_weights import ToolWeights
 
 
 def solution_choices(library: SolutionLibrary) -> list[str]:
@@ -22,16 +20,32 @@ def solution_choices(library: SolutionLibrary) -> list[str]:
     return [str(s) for s in library]
 
 
+PLAN_MAX_TOKENS = 48
+"""Enough for the longest solution of the library (three API names and their arrows)."""
+
+
 PLAN_CANDIDATES = 3
 """How many retrieved solutions the planner chooses among: the right one is among the first three
 for 93 % of English questions phrased unlike any training question (benchmarks/REPORT-model.md)."""
 
 
-def candidate_solutions(hit_solutions: list[str], library_solutions: list[str], k: int = PLAN_CANDIDATES) -> list[str]:
+def candidate_solutions(
+    hit_solutions: list[str], library_solutions: list[str], k: int = PLAN_CANDIDATES, weights: ToolWeights | None = None
+) -> list[str]:
     """The planner's choices for a question: the first `k` distinct solutions of its retrieved
-    exemplars, best first; the whole library when retrieval found none (an empty index)."""
-    found = [s for s in dict.fromkeys(hit_solutions) if s in library_solutions][:k]
-    return found or list(library_solutions)
+    exemplars, best first; the whole library when retrieval found none (an empty index).
+
+    With tool-graph `weights` (seeds/003 §3.5, learnt from served traffic) the retrieved
+    solutions are ranked by retrieval rank times the path's prior: a solution retrieved at rank r
+    (0-based, first appearance) scores prior / (r + 1), so a better-supported call path can pass
+    one retrieved just before it, or enter the top `k` from just below, but weak evidence never
+    outweighs much better retrieval. Weights that observed nothing give every path prior 1.0 and
+    leave the ranking as it is without them."""
+    found = [s for s in dict.fromkeys(hit_solutions) if s in library_solutions]
+    if weights is not None:
+        score = {s: weights.path_prior(s) / (rank + 1) for rank, s in enumerate(found)}
+        found = sorted(found, key=lambda s: -score[s])  # stable: ties keep retrieval order
+    return found[:k] or list(library_solutions)
 
 
 def exemplar_for(solution: str, hits: list[dict]) -> tuple[str, str] | None:
@@ -50,11 +64,30 @@ def candidate_programs(solution: str, hits: list[dict], k: int = CODE_CANDIDATES
     return list(dict.fromkeys(programs))[:k]
 
 
+def continuation_logprobs(token_ids: list[int], logprobs: list[dict | None], prefix_tokens: int) -> list[float]:
+    """Log-likelihood of each token after a shared prefix (a candidate and its end marker), from
+    vLLM prompt logprobs: how a model scores a closed set of candidates exactly, where
+    constrained greedy decoding would commit to a shared first token before seeing the rest."""
+    return [entry[token].logprob for token, entry in zip(token_ids[prefix_tokens:], logprobs[prefix_tokens:]) if entry]
+
+
 def mean_logprob(token_ids: list[int], logprobs: list[dict | None], prefix_tokens: int) -> float:
-    """Mean log-likelihood of the tokens after a shared prefix (a candidate program and its end
-    marker), from vLLM prompt logprobs: comparable across candidates of different lengths."""
-    values = [entry[token].logprob for token, entry in zip(token_ids[prefix_tokens:], logprobs[prefix_tokens:]) if entry]
+    """Per-token likelihood of a candidate program: comparable across programs of different lengths."""
+    values = continuation_logprobs(token_ids, logprobs, prefix_tokens)
     return sum(values) / max(1, len(values))
+
+
+PLAN_RANK_PRIOR = 0.5
+"""Nats of log-likelihood a candidate solution gives up per place it stands lower in the retrieval
+order, so that the planner and the retriever vote together. Set once (not tuned on the test split);
+benchmarks/REPORT-model.md compares it with the planner alone and the retriever alone."""
+
+
+def choose_solution(candidates: list[str], logprob_sums: list[float]) -> str:
+    """The planner's pick among the retrieved candidate solutions (best retrieved first): the
+    whole sequence's likelihood, so a one-hop solution is not lost to a longer one that merely
+    shares its first API, plus the retrieval-order prior."""
+    return candidates[max(range(len(candidates)), key=lambda i: logprob_sums[i] - PLAN_RANK_PRIOR * i)]
 
 
 def code_max_tokens(max_model_len: int) -> int:

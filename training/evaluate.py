@@ -1,8 +1,8 @@
 """The SoAyEval job: planner + coder through vLLM offline inference, code in the sandbox, scores.
 
 The same path as the served agent: the retriever finds the question's nearest training
-exemplars (masked questions); the planner's decoding is constrained to their solutions (vLLM
-structured outputs), so it only names solutions of the library; the coder gets the nearest
+exemplars (masked questions); the planner chooses among their solutions by likelihood, so it only
+names solutions of the library; the coder gets the nearest
 exemplar of the chosen solution, writes mention markers where literals go, and they are restored
 from the question (soay/agent.py). Everything the model writes runs in the sandbox, never here.
 """
@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import time
 from collections import defaultdict
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from soay.agent import (
-    PLAN_MAX_TOKENS, candidate_programs, candidate_solutions, code_max_tokens, exemplar_for, finish_code, mean_logprob, solution_choices,
+    candidate_programs, candidate_solutions, choose_solution, code_max_tokens, continuation_logprobs, exemplar_for, finish_code,
+    solution_choices,
 )
 from soay.dataset import iter_triplets
 from soay.domains import get_domain
@@ -52,13 +55,13 @@ class Exemplars:
 def predict(
     model_dir: Path, queries: list[str], solutions: list[str], exemplars: Exemplars, max_model_len: int = 1024, rank_programs: bool = True,
 ) -> list[tuple[str, str]]:
-    """(solution, coder completion) for each query, greedy, in two batched vLLM passes.
+    """(solution, coder completion) for each query, in batched vLLM passes.
 
-    The planner chooses among the solutions of the question's nearest exemplars (decoding
-    constrained to them); the coder sees the nearest exemplar of the chosen solution.
+    The planner scores the solutions of the question's nearest exemplars (soay.agent.choose_solution);
+    the coder ranks the retrieved programs of the chosen solution, or writes greedily, with the
+    nearest exemplar of that solution in its prompt.
     """
     from vllm import LLM, SamplingParams
-    from vllm.sampling_params import StructuredOutputsParams
 
     hits = exemplars.hits(queries)
     # On the CPU build "gpu_memory_utilization" is the share of host memory vLLM reserves; a
@@ -68,34 +71,33 @@ def predict(
         model=str(model_dir), dtype="float32", enforce_eager=True, max_model_len=max_model_len, seed=0,
         gpu_memory_utilization=0.3,
     )
-    plans = [
-        SamplingParams(temperature=0.0, max_tokens=PLAN_MAX_TOKENS,
-                       structured_outputs=StructuredOutputsParams(choice=candidate_solutions([h["solution"] for h in found], solutions)))
-        for found in hits
-    ]
-    planned = [o.outputs[0].text.strip() for o in llm.generate([planner_prompt(q) for q in queries], plans, use_tqdm=False)]
+    choices = [candidate_solutions([h["solution"] for h in found], solutions) for found in hits]
+    sums = _likelihoods(llm, [planner_prompt(q) for q in queries], choices, sum)
+    planned = [choose_solution(c, s) for c, s in zip(choices, sums)]
     prompts = [coder_prompt(q, s, exemplar_for(s, found)) for q, s, found in zip(queries, planned, hits)]
-    candidates = [candidate_programs(s, found) for s, found in zip(planned, hits)]
     if rank_programs:
-        return list(zip(planned, _rank(llm, prompts, candidates)))
+        candidates = [candidate_programs(s, found) for s, found in zip(planned, hits)]
+        means = _likelihoods(llm, prompts, candidates, statistics.fmean)  # per token: programs differ in length
+        programs = [cs[max(range(len(cs)), key=m.__getitem__)] if cs else "" for cs, m in zip(candidates, means)]
+        return list(zip(planned, programs))
     # the mention markers are special tokens: keep them in the text, finish_code restores them
     write = SamplingParams(temperature=0.0, max_tokens=code_max_tokens(max_model_len), stop=[END], skip_special_tokens=False)
     return list(zip(planned, [o.outputs[0].text for o in llm.generate(prompts, write, use_tqdm=False)]))
 
 
-def _rank(llm: Any, prompts: list[str], candidates: list[list[str]]) -> list[str]:
-    """For each prompt, its candidate program the model finds most likely (soay/agent.py)."""
+def _likelihoods(llm: Any, prompts: list[str], candidates: list[list[str]], reduce: Callable[[list[float]], float]) -> list[list[float]]:
+    """For each prompt, `reduce` of the model's token log-likelihoods of each of its candidates
+    (soay/agent.py), in one batched pass."""
     from vllm import SamplingParams
 
     tokenizer = llm.get_tokenizer()
     flat = [(i, c) for i, cs in enumerate(candidates) for c in cs]
     outputs = llm.generate([prompts[i] + target(c) for i, c in flat], SamplingParams(max_tokens=1, prompt_logprobs=0), use_tqdm=False)
-    best: dict[int, tuple[float, str]] = {}
-    for (i, program), out in zip(flat, outputs):
-        score = mean_logprob(out.prompt_token_ids, out.prompt_logprobs, len(tokenizer(prompts[i])["input_ids"]))
-        if i not in best or score > best[i][0]:
-            best[i] = (score, program)
-    return [best[i][1] if i in best else "" for i in range(len(prompts))]
+    scores: list[list[float]] = [[] for _ in prompts]
+    prefixes = [len(tokenizer(p)["input_ids"]) for p in prompts]
+    for (i, _), out in zip(flat, outputs):
+        scores[i].append(reduce(continuation_logprobs(out.prompt_token_ids, out.prompt_logprobs, prefixes[i])))
+    return scores
 
 
 def run_eval(
