@@ -341,6 +341,71 @@ def broker_cmd(
     broker.stop()
 
 
+@app.command("loadtest")
+@user_errors
+def loadtest_cmd(
+    url: str | None = typer.Option(None, help="Service URL (default http://<serve.host>:<serve.port>)."),
+    users: int = typer.Option(4, min=1, help="Concurrent simulated users."),
+    spawn_rate: float = typer.Option(2.0, min=0.01, help="Users started per second."),
+    duration: str = typer.Option("60s", help="Run time, e.g. 60s, 5m."),
+    out: Path = typer.Option(Path("loadtest-report"), help="Directory for the CSV files, report.html and summary.json."),
+    questions: Path | None = typer.Option(None, help="Questions file (lines or JSONL); default: the dataset's test split."),
+    dataset: Path | None = typer.Option(None, help="Dataset directory (default <data.root>/<domain>/dataset)."),
+    think_time: float = typer.Option(1.0, min=0.0, help="Seconds a user waits between requests, drawn from [0, this]; 0 is closed-loop."),
+    mix: str | None = typer.Option(None, help="Requests of each kind per round of a user (default ask=6,chat=2,stream=1,bad=1)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Load-test the running service with locust, headless: mixed questions, chat, feedback, bad requests."""
+    from loadtest.run import run_loadtest
+
+    s = load_settings()
+    if questions and not questions.is_file():
+        fail(f"questions file {questions} does not exist")
+    try:
+        summary = run_loadtest(
+            url or f"http://{s.serve.host}:{s.serve.port}", users, spawn_rate, duration, out,
+            questions.resolve() if questions else None, (dataset or s.data.dataset_path()).resolve(), think_time, mix,
+        )
+    except RuntimeError as e:
+        fail(str(e), 1)
+    typer.echo(json.dumps(summary.to_dict()) if as_json else f"{summary.text()}\nreport: {out / 'report.html'}")
+
+
+@app.command("enlarge")
+@user_errors
+def enlarge_cmd(
+    until_idle: float | None = typer.Option(None, "--until-idle", min=0, help="Stop once caught up and nothing arrived for this many seconds (a batch run)."),
+    max_records: int | None = typer.Option(None, "--max-records", min=1, help="Stop after this many records."),
+    workers: int | None = typer.Option(None, min=0, help="Ray actors re-running logged programs (0: this process, no Ray)."),
+    batch_records: int | None = typer.Option(None, min=1, help="Records per batch (one dataset version and one offset commit)."),
+    group: str | None = typer.Option(None, help="Consumer group (default kafka.consumer_group); a new group reads the log from the start."),
+    metrics_port: int | None = typer.Option(None, min=1, max=65535, help="Port of the job's Prometheus metrics (default enlarge.metrics_port)."),
+    dataset: Path | None = typer.Option(None, help="Dataset directory (default <data.root>/<domain>/dataset)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON (progress goes to stderr)."),
+) -> None:
+    """Enlarge the dataset from the request log: re-verify logged programs in the sandbox (on Ray),
+    de-duplicate, append the kept ones as a new dataset version, commit offsets after the write."""
+    import signal
+    import threading
+
+    from training.enlarge import Enlarger
+
+    s = load_settings(**{"enlarge.workers": workers, "enlarge.batch_records": batch_records, "enlarge.metrics_port": metrics_port})
+    enlarger = Enlarger(s, dataset, group, log=lambda line: typer.echo(line, err=as_json))
+    try:
+        stop = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):  # finish the batch in hand, then stop (set after ray.init, which sets its own)
+            signal.signal(sig, lambda *_: stop.set())
+        report = enlarger.run(until_idle, max_records, stop)
+    finally:
+        enlarger.close()
+    if as_json:
+        typer.echo(json.dumps(report.to_dict()))
+    else:
+        typer.echo(f"{report.triplets_written} triplets written (versions {report.versions or 'none'}) from {report.records} records "
+                   f"in {report.seconds:.1f} s; outcomes {json.dumps(report.outcomes)}")
+
+
 @app.command("ask")
 @user_errors
 def ask_cmd(

@@ -248,3 +248,35 @@ def test_killed_replica_is_replaced_and_requests_keep_succeeding(served, ray_ses
     assert names and replicas[0]["name"] not in names
     assert before  # the deployment was running before the kill
     assert ask(url, test[0].query).status_code == 200
+
+
+def test_loadtest_runs_headless_against_the_service(served, tmp_path):
+    """`soay loadtest`: locust users mixing questions, chat, feedback and bad requests against the
+    running app; bad requests get 4xx (successes for locust) and the summary agrees with the CSV."""
+    import csv
+
+    url, _, test = served
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("\n".join(json.dumps({"query": t.query, "language": t.language, "hops": t.hops}) for t in test))
+    out = tmp_path / "loadtest"
+    command = [
+        *SOAY, "loadtest", "--url", url, "--users", "2", "--spawn-rate", "2", "--duration", "10s", "--out", str(out),
+        "--questions", str(questions), "--think-time", "0", "--mix", "ask=2,chat=1,stream=1,bad=2", "--json",
+    ]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, env={**os.environ, "SOAY_SERVE__API_KEY": KEY}, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    with open(out / "loadtest_stats.csv", newline="") as f:
+        rows = {r["Name"]: r for r in csv.DictReader(f)}
+    with open(out / "loadtest_status_codes.csv", newline="") as f:
+        statuses = list(csv.DictReader(f))
+    total = rows.pop("Aggregated")
+    assert summary["requests"] == int(total["Request Count"]) > 0
+    assert summary["failures"] == int(total["Failure Count"]) == 0, (out / "loadtest_failures.csv").read_text()
+    answering = [r for name, r in rows.items() if name.startswith(("/v1/ask", "/v1/chat/completions"))]
+    assert summary["answered"] == sum(int(r["Request Count"]) for r in answering) > 0
+    bad = [r for name, r in rows.items() if name.startswith("bad: ")]
+    assert bad and summary["bad_requests"] == summary["bad_requests_4xx"] == sum(int(r["Request Count"]) for r in bad)
+    assert {int(s["Status"]) for s in statuses if s["Name"].startswith("bad: ")} <= set(range(400, 500))
+    html = (out / "report.html").read_text()
+    assert "Response Times" in html and "Total Requests per Second" in html and "/v1/ask" in html
