@@ -169,6 +169,40 @@ class KafkaSettings(Section):
     consumer_group: str = "soay-enlarge"
 
 
+class EnlargeSettings(Section):
+    """The dataset-enlargement job (`soay enlarge`): logged requests re-verified into new triplets."""
+
+    workers: int = Field(2, ge=0)
+    """Ray actors re-running logged programs, each with its own sandbox; 0 re-runs them in the
+    consumer's own sandbox, without Ray (small runs)."""
+    worker_cpus: float = Field(1.0, gt=0)
+    """Logical CPUs each worker reserves; lower it to share a cluster with a running service."""
+    batch_records: int = Field(5000, ge=1)
+    """Records per batch: one new dataset version and one offset commit each. Larger batches cost
+    fewer versions and commits; a crash replays at most one."""
+    batch_wait_ms: int = Field(200, ge=1)
+    """How long a poll waits for records while a batch is being filled."""
+    verify_chunk: int = Field(250, ge=1)
+    """Programs per sandbox round trip (one forked child runs them all, each isolated)."""
+    memo_size: int = Field(100_000, ge=0)
+    """Re-run results remembered by program text, so a repeated question is not re-run."""
+    hold_out_test_entities: bool = True
+    """Send records about test-split entities to review instead of training, so SoAyEval's test
+    split stays unseen by the models trained on the enlarged dataset."""
+    metrics_port: int | None = Field(9464, ge=1, le=65535)
+    """Serve the job's Prometheus metrics (soay_enlarge_*) on this port; None serves none. A port
+    in use is reported and the job goes on without them."""
+    metrics_host: str = "127.0.0.1"
+    """Address of the metrics server; 0.0.0.0 where Prometheus scrapes from another host (a pod)."""
+    progress_seconds: float = Field(5.0, gt=0)
+    """Seconds between progress lines."""
+    session_timeout_ms: int = Field(6000, ge=1000)
+    heartbeat_interval_ms: int = Field(500, ge=100)
+    max_poll_interval_ms: int = Field(60_000, ge=1000)
+    """Consumer-group timings: a short session makes a restarted job rejoin in seconds
+    (ENVIRONMENT.md); the poll interval must exceed the longest batch."""
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SOAY_", env_nested_delimiter="__", extra="forbid")
 
@@ -180,6 +214,7 @@ class Settings(BaseSettings):
     retriever: RetrieverSettings = RetrieverSettings()
     serve: ServeSettings = ServeSettings()
     kafka: KafkaSettings = KafkaSettings()
+    enlarge: EnlargeSettings = EnlargeSettings()
 
     @classmethod
     def settings_customise_sources(
