@@ -77,6 +77,9 @@ class SFTConfig(BaseModel):
     resume: bool = True
     """Start from the run directory's last checkpoint when there is one (weights; the optimiser
     and schedule start afresh), so a retraining job picks up where the previous one stopped."""
+    metrics_port: int | None = None
+    """Rank 0 serves the loss and throughput as Prometheus gauges on this port while training
+    (training/train_metrics.py); None serves nothing."""
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> SFTConfig:
@@ -136,6 +139,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     from transformers import AutoTokenizer, get_cosine_schedule_with_warmup
 
     from training.sft_data import collate, length_grouped_batches
+    from training.train_metrics import TrainMetrics
 
     config = SFTConfig.model_validate(loop_config["config"])
     ctx = ray.train.get_context()
@@ -176,6 +180,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
         device = ray.train.torch.get_device()
 
     # --- train ----------------------------------------------------------------------------
+    exporter = TrainMetrics(config.metrics_port) if config.metrics_port and rank == 0 else None
     step, epoch, tokens, started = 0, 0, 0, time.perf_counter()
     running = 0.0
     while step < steps:
@@ -200,6 +205,8 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
                 elapsed = time.perf_counter() - started
                 metrics = {"step": step, "epoch": epoch, "loss": running / n, "tokens_per_s": tokens * world / elapsed}
                 running = 0.0
+                if exporter:
+                    exporter.update(metrics)
                 if rank == 0:  # worker stdout reaches the driver's console: the progress lines
                     print(f"step {step}/{steps} epoch {epoch} loss {metrics['loss']:.4f} "
                           f"{metrics['tokens_per_s']:.0f} tokens/s {elapsed:.0f}s", flush=True)
@@ -208,6 +215,8 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
             if step >= steps:
                 break
         epoch += 1
+    if exporter:
+        exporter.close()
 
     # --- save an HF checkpoint (rank 0 writes; every rank reports it) ---------------------
     module = engine.module if config.deepspeed else getattr(model, "module", model)
