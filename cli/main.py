@@ -341,6 +341,36 @@ def broker_cmd(
     broker.stop()
 
 
+@app.command("retrain")
+@user_errors
+def retrain_cmd(
+    overrides: list[str] | None = typer.Argument(None, help="Recipe overrides as key=value, after retrain.overrides."),
+    force: bool = typer.Option(False, help="Train even if fewer than retrain.min_new_triplets new triplets arrived."),
+    min_new_triplets: int | None = typer.Option(None, min=1, help="New training triplets that trigger a retraining."),
+    tolerance: float | None = typer.Option(None, help="Score points the candidate may lose and still be promoted."),
+    eval_limit: int | None = typer.Option(None, min=1, help="Score both models on the first N test cases."),
+    swap: bool | None = typer.Option(None, "--swap/--no-swap", help="Swap the running service to a promoted model."),
+    dataset: Path | None = typer.Option(None, help="Dataset directory (default <data.root>/<domain>/dataset)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the attempt record as JSON (progress goes to stderr)."),
+) -> None:
+    """Retrain on new triplets: LoRA from the promoted model, SoAyEval, promote unless the Score
+    regresses, swap the running service (RAY_ADDRESS: the cluster it runs on) to it."""
+    from training.retrain import retrain
+
+    s = load_settings(
+        **{"retrain.min_new_triplets": min_new_triplets, "retrain.tolerance": tolerance, "retrain.eval_limit": eval_limit,
+           "retrain.swap": swap}
+    )
+    if overrides:
+        s = s.model_copy(update={"retrain": s.retrain.model_copy(update={"overrides": [*s.retrain.overrides, *overrides]})})
+    record = retrain(s, dataset, force=force, log=lambda line: typer.echo(line, err=as_json))
+    if as_json:
+        typer.echo(json.dumps(record))
+    elif record["decision"] != "skipped":
+        typer.echo(f"{record['decision']}: candidate Score {record['candidate']['score']} vs "
+                   f"{record['promoted_before']['score']} ({record['run']}/attempt.json)")
+
+
 @app.command("loadtest")
 @user_errors
 def loadtest_cmd(

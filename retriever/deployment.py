@@ -66,4 +66,5 @@ class RetrieverDeployment:
 def retriever_app(settings: Settings) -> Application:
     """The deployment bound to the configured index directory, device and search breadth."""
     r = settings.retriever
-    return RetrieverDeployment.bind(str(r.index_path(settings.data)), r.device, r.nprobe)
+    options = settings.serve.rollout_options()  # a model swap drops no request (serving/rollout.py)
+    return RetrieverDeployment.options(**options).bind(str(r.index_path(settings.data)), r.device, r.nprobe)

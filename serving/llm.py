@@ -51,6 +51,8 @@ def llm_config(settings: ServeSettings, model_dir: Path, model_id: str) -> LLMCo
             },
             # the replica shares the engine's bundle, so it asks for nothing more
             "ray_actor_options": {"num_cpus": 0},
+            # a model swap starts the new engine before the old one stops (serving/rollout.py)
+            **settings.rollout_options(),
         },
         callback_config={"callback_class": LocalCheckpoint},
     )

@@ -8,11 +8,12 @@ that run on a fresh 2-core CPU machine.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, YamlConfigSettingsSource
 
 CONFIG_ENV = "SOAY_CONFIG"
@@ -148,9 +149,18 @@ class ServeSettings(Section):
     max_query_chars: int = Field(2000, ge=10)
     repair_temperature: float = Field(0.7, ge=0)
     """Sampling temperature of the coder's one repair attempt when its first program breaks the sandbox rules."""
+    rollout_surge_percent: int = Field(100, ge=0, le=100)
+    """Extra replicas (percent of each stage's count) a redeploy starts before it stops old ones, so a
+    one-replica stage keeps serving while its replacement loads; 0 when there is no spare CPU or GPU
+    for a second engine (then each stage is down while its replacement starts)."""
 
     def model_path(self, data: DataSettings) -> Path:
         return self.model_dir or data.root / data.domain / "runs" / "full" / "model"
+
+    def rollout_options(self) -> dict[str, Any]:
+        """Serve deployment options that let a redeploy (a model swap) drop no request: new replicas
+        start before old ones stop, and an old replica may finish whatever a request may still take."""
+        return {"max_surge_percent": self.rollout_surge_percent, "graceful_shutdown_timeout_s": self.request_timeout_s}
 
 
 class KafkaSettings(Section):
@@ -167,6 +177,38 @@ class KafkaSettings(Section):
     buffer_records: int = Field(10_000, ge=1)
     """Records a server holds while the broker is slow or down; beyond it they are dropped and counted."""
     consumer_group: str = "soay-enlarge"
+
+
+class RetrainSettings(Section):
+    """The retraining loop: once enough new triplets arrived, LoRA from the promoted model, SoAyEval,
+    promotion only if the Score does not regress, and the running service swapped to it."""
+
+    min_new_triplets: int = Field(500, ge=1)
+    """Training triplets added since the promoted model's dataset version that trigger a retraining."""
+    recipe: Path | None = None
+    """SFT recipe of a retraining; None means configs/sft/lora.yaml. Its base_model is always the promoted model."""
+    overrides: list[str] = []
+    """Recipe overrides as key=value (as `soay train` takes them), e.g. ["epochs=1", "lora.r=16"]."""
+    eval_limit: int | None = Field(None, ge=1)
+    """Test cases SoAyEval scores both models on (the first N of the test split); None: all of them."""
+    tolerance: float = 0.0
+    """Score points the candidate may lose against the promoted model and still be promoted; a
+    negative value demands that much gain."""
+    runs_dir: Path | None = None
+    """Where attempts (retrain/NNNN) and the promotion pointer (promoted.json) live; None means <data.root>/<domain>/runs."""
+    swap: bool = True
+    """Swap the running Serve application (on the connected Ray) to a promoted model at once."""
+
+    def runs_path(self, data: DataSettings) -> Path:
+        return self.runs_dir or data.root / data.domain / "runs"
+
+    def pointer_path(self, data: DataSettings) -> Path:
+        return self.runs_path(data) / "promoted.json"
+
+    def promoted_model(self, data: DataSettings) -> Path | None:
+        """The checkpoint the loop promoted last, if it ever did."""
+        pointer = self.pointer_path(data)
+        return Path(json.loads(pointer.read_text(encoding="utf-8"))["model"]) if pointer.is_file() else None
 
 
 class EnlargeSettings(Section):
@@ -215,6 +257,16 @@ class Settings(BaseSettings):
     serve: ServeSettings = ServeSettings()
     kafka: KafkaSettings = KafkaSettings()
     enlarge: EnlargeSettings = EnlargeSettings()
+    retrain: RetrainSettings = RetrainSettings()
+
+    @model_validator(mode="after")
+    def _serve_the_promoted_model(self) -> Settings:
+        """With no model_dir set, serving loads what the retraining loop promoted last, when it has."""
+        if self.serve.model_dir is None:
+            promoted = self.retrain.promoted_model(self.data)
+            if promoted is not None:
+                self.serve = self.serve.model_copy(update={"model_dir": promoted})
+        return self
 
     @classmethod
     def settings_customise_sources(

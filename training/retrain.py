@@ -1,0 +1,194 @@
+"""The retraining loop: new triplets -> LoRA from the promoted model -> SoAyEval -> promote or reject.
+
+Why it is shaped this way:
+
+- The trigger counts training triplets added (by `soay generate`, or the log enlargement job)
+  after the dataset version the promoted model was trained on, so nothing retrains until enough
+  new data is there to learn from (`retrain.min_new_triplets`).
+- Each attempt trains in a fresh directory (<runs>/retrain/NNNN) from the promoted checkpoint, so
+  a rejected candidate never touches what is served, and every attempt can be inspected later.
+- The dataset is pinned to one version for the whole attempt (a manifest of that version's shards
+  in the attempt directory): enlargement may append meanwhile, and the candidate and the promoted
+  model must be trained and scored on exactly the same data. SoAyEval's score depends on the test
+  cases and on the training exemplars the retriever finds, so both models are scored on the same
+  version, each at most once per version and test limit (eval-vNNNN-<limit>/ beside the model).
+- Promotion is one atomic rename of a pointer file (<runs>/promoted.json); serving reads it at
+  start (soay/settings.py), and a running application is swapped to it without dropping requests
+  (serving/rollout.py). Every attempt leaves attempt.json beside its run: the decision, both scores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from cluster.ray_runtime import init_ray
+from soay.dataset import MANIFEST, Manifest, load_manifest
+from soay.settings import Settings
+from training.evaluate import run_eval
+from training.sft import CONFIG_DIR, load_config
+from training.train_job import run_sft
+
+Log = Callable[[str], None]
+
+
+class Pointer(BaseModel):
+    """promoted.json: the checkpoint to serve, and what it was trained on and scored."""
+
+    model: str
+    data_version: int
+    score: float | None = None
+    eval: str | None = None
+    """The eval.json the score comes from."""
+    run: str | None = None
+    """The attempt directory that produced it (None for the first, configured model)."""
+    previous: str | None = None
+    """The model it replaced: what to roll back to."""
+    time: str = ""
+
+
+def current_model(settings: Settings) -> Pointer:
+    """What is promoted now: the pointer's model, or before the first promotion the configured
+    serving model, with the dataset version its run.json names (0 when it has none)."""
+    pointer = settings.retrain.pointer_path(settings.data)
+    if pointer.is_file():
+        return Pointer.model_validate_json(pointer.read_text(encoding="utf-8"))
+    model = settings.serve.model_path(settings.data).resolve()
+    if not (model / "config.json").is_file():
+        raise FileNotFoundError(f"no model to retrain from at {model}: run `soay train` first or set serve.model_dir")
+    run = model / "run.json"
+    version = json.loads(run.read_text())["dataset"]["version"] if run.is_file() else 0
+    return Pointer(model=str(model), data_version=version)
+
+
+def new_triplets(manifest: Manifest, since_version: int) -> int:
+    """Training triplets in dataset versions after `since_version`."""
+    return sum(s.count for s in manifest.shards if s.split == "train" and s.version > since_version)
+
+
+def pin_version(dataset_root: Path, out: Path) -> Manifest:
+    """A read-only view of the dataset as it is now: a manifest in `out` listing the current
+    version's shards by absolute path, so later appends to the dataset do not reach this attempt."""
+    manifest = load_manifest(dataset_root)
+    root = Path(dataset_root).resolve()
+    pinned = manifest.model_copy(
+        update={"shards": [s.model_copy(update={"path": str(root / s.path)}) for s in manifest.shards]}
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MANIFEST).write_text(pinned.model_dump_json(indent=2), encoding="utf-8")
+    return pinned
+
+
+def score(model: Path, dataset: Path, version: int, settings: Settings, log: Log) -> tuple[float, Path]:
+    """SoAyEval Score of `model` on the pinned dataset, and its eval.json; a model already scored
+    on this version and test limit is not scored again."""
+    limit = settings.retrain.eval_limit
+    out = model.parent / f"eval-v{version:04d}-{'all' if limit is None else f'n{limit}'}"
+    stored = out / "eval.json"
+    if stored.is_file():
+        report = json.loads(stored.read_text())
+        log(f"[retrain] {model}: Score {report['score']} (stored in {stored})")
+        return float(report["score"]), stored
+    log(f"[retrain] SoAyEval of {model} on dataset version {version} ({limit or 'all'} test cases)")
+    started = time.perf_counter()
+    report = run_eval(model, dataset, settings.data.corpus_path(), settings.data.domain, out, limit=limit)
+    log(f"[retrain] {model}: Score {report['score']} ({time.perf_counter() - started:.0f} s)")
+    return float(report["score"]), stored
+
+
+def retrain(settings: Settings, dataset_root: Path | None = None, force: bool = False, log: Log = print) -> dict[str, Any]:
+    """One turn of the loop; returns what happened (also attempt.json when a model was trained).
+
+    decision: "skipped" (too few new triplets), "promoted" or "rejected". `force` trains even
+    when fewer than `retrain.min_new_triplets` new triplets arrived.
+    """
+    r = settings.retrain
+    dataset_root = Path(dataset_root or settings.data.dataset_path())
+    before = current_model(settings)
+    arrived = new_triplets(load_manifest(dataset_root), before.data_version)
+    if arrived < r.min_new_triplets and not force:
+        log(f"[retrain] {arrived} new training triplets since dataset version {before.data_version} "
+            f"(fewer than {r.min_new_triplets}): nothing to do")
+        return {"decision": "skipped", "new_triplets": arrived, "min_new_triplets": r.min_new_triplets, "model": before.model}
+
+    run_dir = _new_attempt_dir(r.runs_path(settings.data) / "retrain")
+    pinned = pin_version(dataset_root, run_dir / "dataset")
+    log(f"[retrain] {arrived} new training triplets since version {before.data_version}: attempt {run_dir.name}, "
+        f"training from {before.model} on dataset version {pinned.version}")
+    config = load_config(r.recipe or CONFIG_DIR / "lora.yaml", [*r.overrides, f"base_model={before.model}", "resume=false"])
+    init_ray(settings.ray)
+    trained = run_sft(config, run_dir / "dataset", run_dir)
+    candidate = Path(trained["checkpoint"])
+    log(f"[retrain] trained {config.mode} in {trained['wall_seconds']} s -> {candidate}")
+
+    new_score, new_eval = score(candidate, run_dir / "dataset", pinned.version, settings, log)
+    old_score, old_eval = score(Path(before.model), run_dir / "dataset", pinned.version, settings, log)
+    promoted = new_score >= old_score - r.tolerance
+    record: dict[str, Any] = {
+        "decision": "promoted" if promoted else "rejected",
+        "run": str(run_dir),
+        "time": _now(),
+        "new_triplets": arrived,
+        "dataset_version": pinned.version,
+        "tolerance": r.tolerance,
+        "eval_limit": r.eval_limit,
+        "candidate": {"model": str(candidate), "score": new_score, "eval": str(new_eval), "train_seconds": trained["wall_seconds"]},
+        "promoted_before": {"model": before.model, "score": old_score, "eval": str(old_eval), "data_version": before.data_version},
+    }
+    log(f"[retrain] candidate Score {new_score} vs promoted {old_score} (tolerance {r.tolerance}): {record['decision']}")
+    if promoted:
+        pointer = Pointer(
+            model=str(candidate), data_version=pinned.version, score=new_score, eval=str(new_eval),
+            run=str(run_dir), previous=before.model, time=record["time"],
+        )
+        _atomic_write(r.pointer_path(settings.data), pointer.model_dump_json(indent=2))
+        log(f"[retrain] promoted: {r.pointer_path(settings.data)} -> {candidate}")
+    attempt = run_dir / "attempt.json"
+    attempt.write_text(json.dumps(record, indent=2))
+    if promoted and r.swap:
+        from serving.rollout import swap
+
+        try:
+            record["swap"] = swap(settings, candidate, log=log)
+        except Exception as exc:  # the promotion stands: `soay serve` loads it at its next start
+            record["swap"] = {"swapped": False, "error": f"{type(exc).__name__}: {exc}"}
+            raise
+        finally:
+            attempt.write_text(json.dumps(record, indent=2))
+    return record
+
+
+def _new_attempt_dir(parent: Path) -> Path:
+    """The next numbered attempt directory, created here (two concurrent jobs get two)."""
+    parent.mkdir(parents=True, exist_ok=True)
+    n = max((int(p.name) for p in parent.iterdir() if p.name.isdigit()), default=0)
+    while True:
+        n += 1
+        try:
+            (parent / f"{n:04d}").mkdir()
+            return parent / f"{n:04d}"
+        except FileExistsError:
+            continue
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """Readers see the old file or the new one, never a half-written one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
