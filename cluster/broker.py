@@ -82,9 +82,13 @@ def start_broker(host: str = "127.0.0.1", port: int = 9092, timeout: float = 30.
             time.sleep(0.2)
 
 
-def ensure_topics(bootstrap: str, topics: list[str], partitions: int = 1) -> None:
-    """Create the topics that do not exist yet (a second call is a no-op)."""
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
+def ensure_topics(bootstrap: str, topics: list[str], partitions: int = 1, wait_s: float = 30.0) -> None:
+    """Create the topics that do not exist yet (a second call is a no-op). Waits up to `wait_s` for a
+    broker to answer (then KafkaTimeoutError), trying again at least once a second."""
+    admin = KafkaAdminClient(
+        bootstrap_servers=bootstrap, request_timeout_ms=10_000, bootstrap_timeout_ms=int(wait_s * 1000),
+        reconnect_backoff_max_ms=1000,
+    )
     try:
         missing = [t for t in topics if t not in set(admin.list_topics())]
         if missing:

@@ -13,6 +13,10 @@ is the HTTP layer (`POST /v1/ask`, OpenAI-compatible `POST /v1/chat/completions`
 - executor: the program runs in the sandbox (a separate process), never in a server;
 - answer: the result as a sentence in the question's language.
 
+Every request the pipeline takes on becomes one `RequestLog` on the Kafka log stream (ok, failed or
+execution error), named by the request id that the response carries (`X-Request-Id`, and
+`request_id` in the record); `POST /v1/feedback` puts a client's verdict on it beside it.
+
 Backpressure: each replica works on `max_ongoing_requests` at once and the proxy queues at most
 `max_queued_requests` for the ingress, beyond which Serve answers 503 at once.
 """
@@ -22,7 +26,6 @@ import asyncio
 import hmac
 import json
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -42,13 +45,17 @@ from serving.answer import AnswerComposer
 from serving.executor import Executor
 from serving.http_limits import BodySizeLimit
 from serving.llm import EngineError, completion_text, engine_deployments
+from serving.logstream import open_log_stream
 from serving.metrics import PipelineMetrics
-from serving.schemas import AskRequest, ChatRequest, Record, chat_chunk, chat_completion
+from serving.schemas import (
+    MAX_REQUEST_ID_CHARS, AskRequest, ChatRequest, FeedbackRequest, Record, chat_chunk, chat_completion,
+)
 from soay.agent import (
     PLAN_MAX_TOKENS, candidate_programs, candidate_solutions, code_max_tokens, code_problem, exemplar_for, finish_code, mean_logprob,
     solution_choices,
 )
 from soay.domains import get_domain
+from soay.logs import Feedback, RequestLog
 from soay.prompts import END, coder_prompt, planner_prompt, target
 from soay.settings import ServeSettings, Settings
 
@@ -90,25 +97,39 @@ class Ingress:
         self.engines = {"plan": planner, "code": coder}
         self.planner, self.coder = planner.options(stream=True), coder.options(stream=True)
         self.metrics = PipelineMetrics(serve.get_replica_context().replica_id.unique_id)
+        self.logs = open_log_stream(settings.kafka, self.metrics.registry)
+        model_dir = str(settings.serve.model_path(settings.data))
+        self.model_versions = {settings.serve.planner_model: model_dir, settings.serve.coder_model: model_dir}
+
+    def __del__(self) -> None:
+        """Serve calls this when the replica shuts down: the log stream delivers what it holds, for
+        a bounded time."""
+        if getattr(self, "logs", None) is not None:
+            self.logs.close()
 
     # --- the pipeline ---------------------------------------------------------------------
 
-    async def ask(self, query: str) -> Record:
-        """Walk one question through every stage; StageFailed when one of them cannot."""
-        timings: dict[str, float] = {}
+    async def ask(self, query: str, trace: RequestLog) -> Record:
+        """Walk one question through every stage, noting in `trace` what each one made (so that a
+        request that fails half-way is logged with its solution and code); StageFailed when one of
+        them cannot."""
+        timings = trace.timings
         hits = await self._stage("retrieve", timings, lambda: self.retriever.search.remote(query, k=self.top_k * EXEMPLAR_POOL, kind="exemplar"))
-        solution = await self._stage("plan", timings, lambda: self._plan(query, hits))
-        code = await self._stage("code", timings, lambda: self._code(query, solution, hits))
+        solution = trace.solution = await self._stage("plan", timings, lambda: self._plan(query, hits))
+        code = trace.code = await self._stage("code", timings, lambda: self._code(query, solution, hits))
         outcome = await self._stage("execute", timings, lambda: self.executor.run.remote(code))
+        trace.status = "ok" if outcome["ok"] else "execution_error"
+        trace.result, trace.error, trace.error_type = outcome["result"], outcome["error"], outcome["error_type"]
         if not outcome["ok"]:
             self.metrics.execution_errors.labels(outcome["error_type"] or "unknown").inc()
         composed = await self._stage(
             "answer", timings, lambda: self.answer.compose.remote(query, outcome["ok"], outcome["result"], outcome["error_type"])
         )
+        trace.language = composed["language"]
         return Record(
-            query=query, language=composed["language"], solution=solution, code=code, result=outcome["result"],
-            ok=outcome["ok"], error=outcome["error"], error_type=outcome["error_type"], answer=composed["answer"],
-            timings=timings,
+            request_id=trace.request_id, query=query, language=composed["language"], solution=solution, code=code,
+            result=outcome["result"], ok=outcome["ok"], error=outcome["error"], error_type=outcome["error_type"],
+            answer=composed["answer"], timings=timings,
         )
 
     async def _stage(self, stage: str, timings: dict[str, float], call: Callable[[], Awaitable[Any]]) -> Any:
@@ -225,15 +246,29 @@ class Ingress:
             raise HTTPException(422, f"query is longer than {self.serve_settings.max_query_chars} characters")
         return query
 
-    async def _answer(self, endpoint: str, query: str) -> Record:
+    async def _answer(self, endpoint: str, query: str, request_id: str) -> Record:
+        """The record of one question; whatever happens, the request's log record goes to the log
+        stream (which never blocks)."""
+        trace = RequestLog(
+            request_id=request_id, endpoint=endpoint, query=query, status="failed", models=self.model_versions
+        )
         self.metrics.in_flight.labels(endpoint).inc()
         started = time.perf_counter()
         try:
-            record = await asyncio.wait_for(self.ask(query), self.serve_settings.request_timeout_s)
-        except TimeoutError as exc:
-            raise StageFailed("request", 504, f"no answer within {self.serve_settings.request_timeout_s} s") from exc
+            try:
+                record = await asyncio.wait_for(self.ask(query, trace), self.serve_settings.request_timeout_s)
+            except TimeoutError as exc:
+                raise StageFailed("request", 504, f"no answer within {self.serve_settings.request_timeout_s} s") from exc
+        except StageFailed as exc:
+            trace.status, trace.error = "failed", f"{exc.stage} failed: {exc.message}"
+            raise
+        except asyncio.CancelledError:
+            trace.status, trace.error = "failed", "cancelled: the client went away"
+            raise
         finally:
             self.metrics.in_flight.labels(endpoint).dec()
+            if self.logs is not None:
+                self.logs.log_request(trace)
         self.metrics.request_latency.labels(endpoint).observe(time.perf_counter() - started)
         return record
 
@@ -271,6 +306,17 @@ class Ingress:
                     return error(401, "missing or wrong API key (Authorization: Bearer <key>)", request.url.path)
             return await call_next(request)
 
+        @app.middleware("http")
+        async def _request_id(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+            """A request's id is Serve's: its proxy puts X-Request-Id on every request (the client's,
+            or a fresh one) and on its response, and names the request in Serve's logs by it. It is
+            the key of the request's log record and of its feedback, so it must fit a Feedback."""
+            request_id = request.headers.get("x-request-id", "")
+            if not 0 < len(request_id) <= MAX_REQUEST_ID_CHARS:
+                return error(400, f"X-Request-Id must have 1 to {MAX_REQUEST_ID_CHARS} characters", request.url.path)
+            request.state.request_id = request_id
+            return await call_next(request)
+
         @app.get("/healthz")
         async def healthz() -> JSONResponse:
             stages = await self.readiness()
@@ -287,36 +333,44 @@ class Ingress:
             return {"object": "list", "data": [{"id": settings.model_name, "object": "model", "owned_by": "soay"}]}
 
         @app.post("/v1/ask")
-        async def ask(body: AskRequest) -> dict[str, Any]:
-            record = await self._answer("/v1/ask", self._query(body.query))
+        async def ask(body: AskRequest, request: Request) -> dict[str, Any]:
+            record = await self._answer("/v1/ask", self._query(body.query), request.state.request_id)
             metrics.requests.labels("/v1/ask", "200").inc()
             return record.model_dump()
 
         @app.post("/v1/chat/completions", response_model=None)
-        async def chat(body: ChatRequest) -> dict[str, Any] | StreamingResponse:
+        async def chat(body: ChatRequest, request: Request) -> dict[str, Any] | StreamingResponse:
             if body.model != settings.model_name:
                 raise HTTPException(404, f"unknown model {body.model!r}; this service serves {settings.model_name!r}")
             query = self._query(body.query())
             if not body.stream:
-                record = await self._answer("/v1/chat/completions", query)
+                record = await self._answer("/v1/chat/completions", query, request.state.request_id)
                 metrics.requests.labels("/v1/chat/completions", "200").inc()
                 return chat_completion(settings.model_name, record)
             metrics.requests.labels("/v1/chat/completions", "200").inc()
-            return StreamingResponse(self._stream(query), media_type="text/event-stream")
+            return StreamingResponse(self._stream(query, request.state.request_id), media_type="text/event-stream")
+
+        @app.post("/v1/feedback", status_code=202)
+        async def feedback(body: FeedbackRequest) -> dict[str, str]:
+            if self.logs is None:
+                raise HTTPException(503, "feedback is not recorded: the log stream is off (kafka.log_requests)")
+            self.logs.log_feedback(Feedback(**body.model_dump()))
+            metrics.requests.labels("/v1/feedback", "202").inc()
+            return {"status": "accepted"}
 
         return BodySizeLimit(app, settings.max_body_bytes)
 
-    async def _stream(self, query: str) -> AsyncIterator[str]:
+    async def _stream(self, query: str, request_id: str) -> AsyncIterator[str]:
         """SSE chunks: the role at once (the client knows it was heard), then the answer when the
         pipeline has it, then the end with the whole record under `soay`."""
-        chunk_id, model = f"chatcmpl-{uuid.uuid4().hex}", self.serve_settings.model_name
+        chunk_id, model = f"chatcmpl-{request_id}", self.serve_settings.model_name
 
         def event(data: dict[str, Any]) -> str:
             return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
         yield event(chat_chunk(chunk_id, model, {"role": "assistant", "content": ""}))
         try:
-            record = await self._answer("/v1/chat/completions", query)
+            record = await self._answer("/v1/chat/completions", query, request_id)
         except StageFailed as exc:
             yield event({"error": {"message": f"{exc.stage} failed: {exc.message}", "code": exc.status}})
         else:

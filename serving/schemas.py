@@ -8,10 +8,12 @@ the whole record (solution, code, result, timings); chat responses put it under 
 from __future__ import annotations
 
 import time
-import uuid
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
+
+MAX_REQUEST_ID_CHARS = 200
+"""Longest request id (X-Request-Id) the service takes: the bound of soay.logs.Feedback."""
 
 
 class AskRequest(BaseModel):
@@ -23,6 +25,8 @@ class AskRequest(BaseModel):
 class Record(BaseModel):
     """What the pipeline made of one question."""
 
+    request_id: str
+    """Names the request's log record; `POST /v1/feedback` takes it."""
     query: str
     language: str
     solution: str
@@ -33,6 +37,16 @@ class Record(BaseModel):
     error_type: str | None = None
     answer: str
     timings: dict[str, float]
+
+
+class FeedbackRequest(BaseModel):
+    """A client's verdict on an answered request; the server stamps the time (soay.logs.Feedback)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    request_id: StrictStr = Field(min_length=1, max_length=MAX_REQUEST_ID_CHARS)
+    verdict: Literal["good", "bad"]
+    comment: StrictStr | None = Field(None, max_length=2000)
 
 
 class ChatMessage(BaseModel):
@@ -66,7 +80,7 @@ class ChatRequest(BaseModel):
 
 def chat_completion(model: str, record: Record) -> dict[str, Any]:
     return {
-        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "id": f"chatcmpl-{record.request_id}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,

@@ -16,6 +16,7 @@ import os
 import subprocess
 import threading
 import time
+import uuid
 
 import httpx
 import pytest
@@ -41,6 +42,9 @@ SERVE = {
     "request_timeout_s": 60.0,
     "engine_kwargs": {"dtype": "float32", "max_model_len": 512, "enforce_eager": True, "kv_cache_memory_bytes": 128 * 2**20},
 }  # fmt: skip
+LOG_BUFFER = 3
+"""Log records an ingress replica holds while the broker is down: small, so that an outage
+overflows it within a few requests."""
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +58,18 @@ def ray_session():
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory, aminer_db, data_root, ray_session):
+def log_broker():
+    """The log stream's broker (Tansu on loopback), up before the app and stopped after it. A test
+    may stop it and start a new one on the same port: the list's last broker is the running one."""
+    from cluster.broker import start_broker
+
+    brokers = [start_broker(port=free_port())]
+    yield brokers
+    brokers[-1].stop()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory, aminer_db, data_root, ray_session, log_broker):
     """(base URL, settings, test triplets) of the running application."""
     from ray import serve
 
@@ -70,6 +85,7 @@ def served(tmp_path_factory, aminer_db, data_root, ray_session):
         ray={"workers": 1},
         retriever={"index_dir": root / "index", "device": "cpu"},
         serve={**SERVE, "model_dir": root / "run" / "model", "port": free_port()},
+        kafka={"bootstrap_servers": log_broker[0].bootstrap, "buffer_records": LOG_BUFFER},
     )
     started = time.perf_counter()
     dataset = generate(settings, out=root / "dataset", show_progress=False).dataset_path
@@ -195,6 +211,133 @@ def test_metrics_show_stage_histograms_counters_and_gauges(served):
     assert 'soay_requests_total{endpoint="/v1/ask",status="200"}' in text
     assert 'soay_requests_total{endpoint="/v1/ask",status="422"}' in text
     assert "soay_in_flight_requests" in text
+
+
+def logged(bootstrap: str, topic: str, decode, done) -> list:
+    """The decoded records of `topic`, read until `done(request ids read)` holds (or 30 s passed)."""
+    from test_logstream import read_until
+
+    def decoded(records) -> list:
+        return [decode(m.value) for m in records]
+
+    return decoded(read_until(bootstrap, topic, lambda records: done({r.request_id for r in decoded(records)})))
+
+
+def log_counters(url: str, name: str, topic: str, scrapes: int = 12) -> dict[str, float]:
+    """The counter `name` of `topic` per ingress replica, over a few scrapes: the proxy sends each
+    scrape to one replica, and each replica has its own buffer and counters."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    values: dict[str, float] = {}
+    for _ in range(scrapes):
+        families = {f.name: f for f in text_string_to_metric_families(httpx.get(f"{url}/metrics", timeout=10).text)}
+        replica = families["soay_ingress_replica"].samples[0].labels["replica"]
+        values[replica] = next(s.value for s in families[name].samples if s.labels.get("topic") == topic)
+    return values
+
+
+def test_every_answer_is_logged_under_the_request_id_it_returns(served, log_broker):
+    from soay.logs import RequestLog
+
+    url, settings, test = served
+    responses = {}
+    # a client's (or a proxy's) X-Request-Id names the request; Serve makes one up otherwise
+    given = f"client-{uuid.uuid4().hex}"
+    response = httpx.post(f"{url}/v1/ask", json={"query": test[0].query}, headers={**AUTH, "X-Request-Id": given}, timeout=120)
+    assert response.json()["request_id"] == given
+    responses[given] = response
+    chat = {"model": settings.serve.model_name, "messages": [{"role": "user", "content": test[1].query}]}
+    response = httpx.post(f"{url}/v1/chat/completions", json=chat, headers=AUTH, timeout=120)
+    assert response.json()["id"] == f"chatcmpl-{response.json()['soay']['request_id']}"
+    responses[response.json()["soay"]["request_id"]] = response
+    stream = {**chat, "stream": True}
+    with httpx.stream("POST", f"{url}/v1/chat/completions", json=stream, headers=AUTH, timeout=120) as streamed:
+        events = [json.loads(line[6:]) for line in streamed.iter_lines() if line.startswith("data: {")]
+    assert events[-1]["id"] == f"chatcmpl-{events[-1]['soay']['request_id']}"
+    responses[events[-1]["soay"]["request_id"]] = streamed
+    # a question too long for the engines' context: the planner fails, and that is logged too
+    failed = ask(url, " ".join(f"w{i}" for i in range(390)))
+    assert failed.status_code in (422, 503) and failed.json()["error"]
+    responses[failed.headers["x-request-id"]] = failed
+    for request_id, response in responses.items():
+        assert response.headers["x-request-id"] == request_id
+    too_long = httpx.post(f"{url}/v1/ask", json={"query": test[0].query}, headers={**AUTH, "X-Request-Id": "x" * 201}, timeout=30)
+    assert too_long.status_code == 400 and "X-Request-Id" in too_long.json()["error"]
+
+    wanted = set(responses)
+    records = logged(log_broker[-1].bootstrap, settings.kafka.requests_topic, RequestLog.decode, lambda ids: ids >= wanted)
+    records = {r.request_id: r for r in records if r.request_id in wanted}
+    assert set(records) == wanted
+    model_dir = str(settings.serve.model_dir)
+    for request_id, response in list(responses.items())[:2]:
+        answer, log = response.json(), records[request_id]
+        answer = answer.get("soay", answer)
+        for field in ("query", "solution", "code", "result", "language", "timings"):
+            assert getattr(log, field) == answer[field], field
+        assert log.status == ("ok" if answer["ok"] else "execution_error")
+        assert log.models == {settings.serve.planner_model: model_dir, settings.serve.coder_model: model_dir}
+    assert records[events[-1]["soay"]["request_id"]].endpoint == "/v1/chat/completions"
+    failure = records[failed.headers["x-request-id"]]
+    assert failure.status == "failed" and failure.error == failed.json()["error"] and "retrieve" in failure.timings
+
+
+def test_feedback_is_logged_and_bad_feedback_gets_a_clear_4xx(served, log_broker):
+    from soay.logs import Feedback
+
+    url, settings, test = served
+    request_id = ask(url, test[0].query).json()["request_id"]
+    response = httpx.post(f"{url}/v1/feedback", json={"request_id": request_id, "verdict": "bad", "comment": "wrong person"},
+                          headers=AUTH, timeout=30)
+    assert response.status_code == 202 and response.json() == {"status": "accepted"}
+    records = logged(log_broker[-1].bootstrap, settings.kafka.feedback_topic, Feedback.decode, lambda ids: request_id in ids)
+    [feedback] = [f for f in records if f.request_id == request_id]
+    assert (feedback.verdict, feedback.comment) == ("bad", "wrong person")
+
+    for body in [{}, {"request_id": request_id}, {"request_id": request_id, "verdict": "meh"}, {"request_id": "", "verdict": "good"},
+                 {"request_id": 7, "verdict": "good"}, {"request_id": request_id, "verdict": "good", "comment": "x" * 3000},
+                 {"request_id": request_id, "verdict": "good", "time": "now"}]:  # fmt: skip
+        response = httpx.post(f"{url}/v1/feedback", json=body, headers=AUTH, timeout=30)
+        assert response.status_code == 422 and response.json()["error"], body
+    response = httpx.post(f"{url}/v1/feedback", content=b"{", headers={**AUTH, "content-type": "application/json"}, timeout=30)
+    assert response.status_code == 400 and "json" in response.json()["error"].lower()
+
+
+def test_broker_outage_never_fails_requests_and_records_flow_again_after_restart(served, log_broker):
+    from cluster.broker import start_broker
+    from soay.logs import RequestLog
+
+    url, settings, test = served
+    dropped_before = log_counters(url, "soay_log_records_dropped", settings.kafka.requests_topic)
+    port = int(log_broker[-1].bootstrap.rsplit(":", 1)[1])
+    log_broker[-1].stop()
+
+    async def outage_traffic() -> list[httpx.Response]:
+        gate = asyncio.Semaphore(3)
+        async with httpx.AsyncClient(timeout=120) as client:
+
+            async def one(query: str) -> httpx.Response:
+                async with gate:
+                    return await client.post(f"{url}/v1/ask", json={"query": query}, headers=AUTH)
+
+            return await asyncio.gather(*(one(t.query) for t in test[: 2 * LOG_BUFFER + 2]))
+
+    responses = asyncio.run(outage_traffic())
+    assert [r.status_code for r in responses] == [200] * len(responses)
+    dropped = log_counters(url, "soay_log_records_dropped", settings.kafka.requests_topic)
+    assert any(value > dropped_before.get(replica, 0.0) for replica, value in dropped.items()), (dropped_before, dropped)
+
+    log_broker.append(start_broker(port=port))
+    bootstrap, topic = log_broker[-1].bootstrap, settings.kafka.requests_topic
+    # the restarted broker is empty: what arrives, the stream sent after making the topics again.
+    # First the records buffered during the outage: at least one buffer's worth (each replica has one)
+    outage_ids = {r.json()["request_id"] for r in responses}
+    records = logged(bootstrap, topic, RequestLog.decode, lambda ids: len(ids & outage_ids) >= LOG_BUFFER)
+    assert len({r.request_id for r in records} & outage_ids) >= LOG_BUFFER
+    # then new ones
+    after = ask(url, test[0].query)
+    assert after.status_code == 200
+    after_id = after.json()["request_id"]
+    assert after_id in {r.request_id for r in logged(bootstrap, topic, RequestLog.decode, lambda ids: after_id in ids)}
 
 
 def test_overload_is_refused_quickly_with_503(served):
