@@ -389,6 +389,7 @@ def stage_options(settings: ServeSettings) -> dict[str, Any]:
             "target_ongoing_requests": settings.target_ongoing_requests,
         },
         "max_ongoing_requests": settings.max_ongoing_requests,
+        **settings.rollout_options(),  # a model swap drops no request (serving/rollout.py)
     }
 
 

@@ -393,6 +393,49 @@ def test_killed_replica_is_replaced_and_requests_keep_succeeding(served, ray_ses
     assert ask(url, test[0].query).status_code == 200
 
 
+def test_promoted_model_swaps_without_dropping_requests(served):
+    """While clients keep asking, the application is swapped to another checkpoint directory (a
+    copy of the served one: the swap is under test, not the model); every request is answered."""
+    import shutil
+
+    from serving.rollout import engine_models, swap
+
+    url, settings, test = served
+    served_before = engine_models()
+    promoted = (settings.serve.model_dir.parent.parent / "promoted" / "model").resolve()
+    shutil.copytree(settings.serve.model_dir, promoted)
+    outcomes: list[tuple[float, float, int]] = []  # (sent, answered, status)
+    stop = threading.Event()
+
+    def client(offset: int) -> None:
+        n = offset
+        while not stop.is_set():
+            sent = time.monotonic()
+            status = ask(url, test[n % len(test)].query).status_code
+            outcomes.append((sent, time.monotonic(), status))
+            n += 1
+
+    clients = [threading.Thread(target=client, args=(i,)) for i in range(3)]
+    for c in clients:
+        c.start()
+    try:
+        time.sleep(2.0)
+        swap_started = time.monotonic()
+        result = swap(settings, promoted)
+        swap_done = time.monotonic()
+        time.sleep(5.0)  # and a few more answered by the new replicas alone
+    finally:
+        stop.set()
+        for c in clients:
+            c.join(timeout=180)
+    assert set(served_before.values()) == {str(settings.serve.model_dir.resolve())}
+    assert result["swapped"] and set(engine_models().values()) == {str(promoted)}
+    assert len(served_before) == 2 and set(engine_models()) == set(served_before)  # planner and coder
+    assert [status for _, _, status in outcomes] == [200] * len(outcomes)
+    assert sum(sent < swap_done and answered > swap_started for sent, answered, _ in outcomes) >= 3  # during the swap
+    assert any(sent > swap_done for sent, _, _ in outcomes)  # and after it
+
+
 def test_loadtest_runs_headless_against_the_service(served, tmp_path):
     """`soay loadtest`: locust users mixing questions, chat, feedback and bad requests against the
     running app; bad requests get 4xx (successes for locust) and the summary agrees with the CSV."""
