@@ -5,8 +5,9 @@ is the HTTP layer (`POST /v1/ask`, OpenAI-compatible `POST /v1/chat/completions`
 `GET /healthz`, `GET /metrics`) and walks each question through the stages over deployment handles:
 
 - retriever: the nearest training exemplars (query, solution, code) of the question;
-- planner: an LLM deployment whose decoding is constrained (vLLM structured outputs `choice`) to
-  the library solutions of the retrieved exemplars, so no solution names an API that does not exist;
+- planner: an LLM deployment that scores the library solutions of the retrieved exemplars (ordered
+  by the call-path weights learnt from the logs) as whole continuations, by prompt logprobs, and
+  picks one, so no solution names an API that does not exist;
 - coder: a second LLM deployment of the same checkpoint, prompted with the question, the solution
   and a retrieved question solved that way, with its program; what it writes must pass the
   sandbox's AST rules, or it is written once more from another exemplar with sampling;
@@ -51,13 +52,14 @@ from serving.schemas import (
     MAX_REQUEST_ID_CHARS, AskRequest, ChatRequest, FeedbackRequest, Record, chat_chunk, chat_completion,
 )
 from soay.agent import (
-    PLAN_MAX_TOKENS, candidate_programs, candidate_solutions, code_max_tokens, code_problem, exemplar_for, finish_code, mean_logprob,
-    solution_choices,
+    candidate_programs, candidate_solutions, choose_program, choose_solution, code_max_tokens, code_problem, continuation_logprobs, exemplar_for,
+    finish_code, solution_choices,
 )
 from soay.domains import get_domain
 from soay.logs import Feedback, RequestLog
 from soay.prompts import END, coder_prompt, planner_prompt, target
 from soay.settings import ServeSettings, Settings
+from soay.tool_weights import load_tool_weights
 
 EXEMPLAR_POOL = 4
 """Exemplars fetched are top_k times this: a wide pool holds programs for whichever solution is chosen."""
@@ -90,6 +92,8 @@ class Ingress:
         domain = get_domain(settings.data.domain)
         self.spec = domain.spec
         self.choices = solution_choices(domain.library)
+        # the call-path weights `soay enlarge` learnt from served traffic, as of this replica's start
+        self.tool_weights = load_tool_weights(settings.data.dataset_path(), domain.library.graph)
         self.serve_settings: ServeSettings = settings.serve
         self.top_k = settings.retriever.top_k
         self.code_tokens = code_max_tokens(int(settings.serve.engine_kwargs.get("max_model_len", 1024)))
@@ -162,16 +166,13 @@ class Ingress:
         return completion_text([response async for response in handle.completions.remote(request, None)])
 
     async def _plan(self, query: str, hits: list[dict[str, Any]]) -> str:
-        """The planner chooses among the solutions of the retrieved exemplars (as SoAyEval does)."""
-        choices = candidate_solutions([h["solution"] for h in hits if h.get("solution")], self.choices)
-        text = await self._complete(
-            self.planner, self.serve_settings.planner_model, planner_prompt(query), PLAN_MAX_TOKENS,
-            temperature=0.0, structured_outputs={"choice": choices},
-        )
-        solution = text.strip()
-        if solution not in choices:  # the constraint makes this unreachable unless the engine ignored it
-            raise EngineError(f"planner wrote {solution!r}, which is not a solution of the library", 500)
-        return solution
+        """The planner scores each retrieved candidate solution as a whole (as SoAyEval does), so
+        it only ever answers with a solution of the library."""
+        choices = candidate_solutions([h["solution"] for h in hits if h.get("solution")], self.choices, weights=self.tool_weights)
+        if len(choices) == 1:
+            return choices[0]
+        scores = await self._likelihoods(self.planner, self.serve_settings.planner_model, planner_prompt(query), choices)
+        return choose_solution(choices, scores)
 
     async def _code(self, query: str, solution: str, hits: list[dict[str, Any]]) -> str:
         """The retrieved programs of the solution ranked by the coder's likelihood (as SoAyEval
@@ -183,18 +184,22 @@ class Ingress:
 
     async def _rank(self, query: str, solution: str, candidates: list[str], exemplar: tuple[str, str] | None) -> str:
         prompt = coder_prompt(query, solution, exemplar)
+        scores = await self._likelihoods(self.coder, self.serve_settings.coder_model, prompt, candidates)
+        return finish_code(choose_program(candidates, scores), query, self.spec)
+
+    async def _likelihoods(self, handle: DeploymentHandle, model: str, prompt: str, candidates: list[str]) -> list[list[float]]:
+        """The model's token log-likelihoods of each candidate after `prompt`, in one engine call:
+        the prompt alone (its length) and the prompt with each candidate, by prompt logprobs."""
         request = CompletionRequest(
-            model=self.serve_settings.coder_model, prompt=[prompt, *(prompt + target(c) for c in candidates)],
-            max_tokens=1, prompt_logprobs=0, return_token_ids=True,
+            model=model, prompt=[prompt, *(prompt + target(c) for c in candidates)], max_tokens=1, prompt_logprobs=0, return_token_ids=True,
         )
-        responses = [r async for r in self.coder.completions.remote(request, None)]
+        responses = [r async for r in handle.completions.remote(request, None)]
         choices = sorted(getattr(responses[0], "choices", None) or [], key=lambda c: c.index) if responses else []
         if len(choices) != len(candidates) + 1:
             completion_text(responses)  # raises the engine's error
-            raise EngineError(f"coder scored {len(choices) - 1} of {len(candidates)} programs", 500)
+            raise EngineError(f"{model} scored {len(choices) - 1} of {len(candidates)} candidates", 500)
         prefix = len(choices[0].prompt_token_ids)
-        scores = [mean_logprob(c.prompt_token_ids, c.prompt_logprobs, prefix) for c in choices[1:]]
-        return finish_code(candidates[max(range(len(candidates)), key=scores.__getitem__)], query, self.spec)
+        return [continuation_logprobs(c.prompt_token_ids, c.prompt_logprobs, prefix) for c in choices[1:]]
 
     async def _generate(self, query: str, solution: str, hits: list[dict[str, Any]]) -> str:
         exemplars: list[tuple[str, str] | None] = [

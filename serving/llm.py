@@ -2,7 +2,7 @@
 
 One base model plays both roles with two prompts (soay/prompts.py), so both `LLMConfig`s load
 the same checkpoint under two model ids; each is its own autoscaled deployment, so the planner
-(a few constrained tokens) and the coder (a whole program) scale with their own load. Ray Serve
+(scoring a few short candidates) and the coder (a whole program) scale with their own load. Ray Serve
 LLM gives the replicas, autoscaling, multi-LoRA and vLLM's OpenAI-compatible engine API.
 """
 

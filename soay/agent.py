@@ -6,6 +6,9 @@ becomes a program: kept here once so that SoAyEval scores exactly what the servi
 
 from __future__ import annotations
 
+import math
+from statistics import fmean
+
 from soay.literals import snap_literals
 from soay.mentions import mask_code
 from soay.prompts import END, restore_code
@@ -16,12 +19,8 @@ from soay.tool_weights import ToolWeights
 
 
 def solution_choices(library: SolutionLibrary) -> list[str]:
-    """What the planner may write: exactly the library's solutions (vLLM structured outputs `choice`)."""
+    """What the planner may choose from: exactly the library's solutions."""
     return [str(s) for s in library]
-
-
-PLAN_MAX_TOKENS = 48
-"""Enough for the longest solution of the library (three API names and their arrows)."""
 
 
 PLAN_CANDIDATES = 3
@@ -71,10 +70,10 @@ def continuation_logprobs(token_ids: list[int], logprobs: list[dict | None], pre
     return [entry[token].logprob for token, entry in zip(token_ids[prefix_tokens:], logprobs[prefix_tokens:]) if entry]
 
 
-def mean_logprob(token_ids: list[int], logprobs: list[dict | None], prefix_tokens: int) -> float:
-    """Per-token likelihood of a candidate program: comparable across programs of different lengths."""
-    values = continuation_logprobs(token_ids, logprobs, prefix_tokens)
-    return sum(values) / max(1, len(values))
+def choose_program(candidates: list[str], token_logprobs: list[list[float]]) -> str:
+    """The coder's pick among retrieved programs: the highest per-token likelihood, so programs of
+    different lengths compare fairly."""
+    return candidates[max(range(len(candidates)), key=lambda i: fmean(token_logprobs[i]) if token_logprobs[i] else -math.inf)]
 
 
 PLAN_RANK_PRIOR = 0.5
@@ -83,11 +82,11 @@ order, so that the planner and the retriever vote together. Set once (not tuned 
 benchmarks/REPORT-model.md compares it with the planner alone and the retriever alone."""
 
 
-def choose_solution(candidates: list[str], logprob_sums: list[float]) -> str:
+def choose_solution(candidates: list[str], token_logprobs: list[list[float]]) -> str:
     """The planner's pick among the retrieved candidate solutions (best retrieved first): the
     whole sequence's likelihood, so a one-hop solution is not lost to a longer one that merely
     shares its first API, plus the retrieval-order prior."""
-    return candidates[max(range(len(candidates)), key=lambda i: logprob_sums[i] - PLAN_RANK_PRIOR * i)]
+    return candidates[max(range(len(candidates)), key=lambda i: sum(token_logprobs[i]) - PLAN_RANK_PRIOR * i)]
 
 
 def code_max_tokens(max_model_len: int) -> int:

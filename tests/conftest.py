@@ -75,6 +75,25 @@ def aminer_env(aminer_db):
     env.close()
 
 
+def verified_triplets(settings, env, db: Path, per_split: dict[str, int], seed: int = 0) -> tuple[list, list]:
+    """(train, test) triplets of every combination, made and verified in this process by the
+    factory of `soay generate`; a different `seed` gives other entities and phrasings."""
+    from soay.domains import get_domain
+    from soay.triplets import TripletFactory, WorkUnit
+    from training.generate import sandbox_for
+
+    domain = get_domain("aminer")
+    made: dict[tuple, object] = {}
+    with sandbox_for("aminer", db, settings.sandbox) as sandbox:
+        factory = TripletFactory(env, domain.combinations, sandbox.run_batch, settings.data.test_fraction)
+        for n, c in enumerate(domain.combinations):
+            for split, count in per_split.items():
+                for t in factory.make(WorkUnit(c.id, split, count, seed=seed + n)).triplets:
+                    made.setdefault((t.combination.id, t.entity_id, tuple(sorted(t.inputs.items()))), t)
+    ordered = sorted(made.values(), key=lambda t: t.id)
+    return [t for t in ordered if t.split == "train"], [t for t in ordered if t.split == "test"]
+
+
 @pytest.fixture(scope="module")
 def local_ray():
     import ray

