@@ -385,7 +385,8 @@ def loadtest_cmd(
     mix: str | None = typer.Option(None, help="Requests of each kind per round of a user (default ask=6,chat=2,stream=1,bad=1)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
-    """Load-test the running service with locust, headless: mixed questions, chat, feedback, bad requests."""
+    """Load-test the running service with locust, headless: mixed questions, chat, feedback, bad
+    requests. Exits 1 when any request failed (a bad request failing means it did not get its 4xx)."""
     from loadtest.run import run_loadtest
 
     s = load_settings()
@@ -399,6 +400,8 @@ def loadtest_cmd(
     except RuntimeError as e:
         fail(str(e), 1)
     typer.echo(json.dumps(summary.to_dict()) if as_json else f"{summary.text()}\nreport: {out / 'report.html'}")
+    if summary.failures:  # as locust itself does: a script or CI can tell a run with failures
+        raise typer.Exit(1)
 
 
 @app.command("enlarge")

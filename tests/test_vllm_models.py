@@ -9,7 +9,7 @@ import pytest
 
 from conftest import TEST_CORPUS_SIZE
 from soay.settings import Settings
-from training.evaluate import run_eval
+from training.evaluate import offline_llm, run_eval
 from training.generate import generate
 from training.sft import load_config
 from training.train_job import run_sft
@@ -46,13 +46,12 @@ def test_eval_job_runs_through_vllm_with_only_valid_solutions(trained, aminer_db
 
 def test_lora_adapter_loads_in_vllm_and_generates(trained):
     root, _ = trained
-    from vllm import LLM, SamplingParams
+    from vllm import SamplingParams
     from vllm.lora.request import LoRARequest
 
-    llm = LLM(model=str(root / "base" / "model"), dtype="float32", enforce_eager=True, max_model_len=512,
-              enable_lora=True, max_lora_rank=8, gpu_memory_utilization=0.3, seed=0)
     params = SamplingParams(temperature=0.0, max_tokens=8)
     prompt = "<|query|>Who are the co-authors of Ann Lee at MIT?<|solution|>"
-    with_adapter = llm.generate([prompt], params, lora_request=LoRARequest("sft", 1, str(root / "lora" / "model" / "adapter")), use_tqdm=False)
-    base = llm.generate([prompt], params, use_tqdm=False)
+    with offline_llm(root / "base" / "model", 512, enable_lora=True, max_lora_rank=8) as llm:
+        with_adapter = llm.generate([prompt], params, lora_request=LoRARequest("sft", 1, str(root / "lora" / "model" / "adapter")), use_tqdm=False)
+        base = llm.generate([prompt], params, use_tqdm=False)
     assert with_adapter[0].outputs[0].token_ids and base[0].outputs[0].token_ids

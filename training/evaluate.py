@@ -13,6 +13,8 @@ import json
 import os
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,28 @@ class Exemplars:
         return [[h.to_dict() for h in found] for found in self.index.search_vectors(vectors, self.depth, "exemplar")]
 
 
+@contextmanager
+def offline_llm(model_dir: Path, max_model_len: int, **engine_args: Any) -> Iterator[Any]:
+    """vLLM's offline engine on the checkpoint, its EngineCore process stopped on leaving.
+
+    Left to the garbage collector, the engine process lives until interpreter exit, and tearing it
+    down there races the teardown of everything else in the process (Ray's workers, torch threads).
+    """
+    from vllm import LLM
+
+    # On the CPU build "gpu_memory_utilization" is the share of host memory vLLM reserves; a
+    # small model needs little, and the sandbox and Ray share the machine.
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    llm = LLM(
+        model=str(model_dir), dtype="float32", enforce_eager=True, max_model_len=max_model_len, seed=0,
+        gpu_memory_utilization=0.3, **engine_args,
+    )
+    try:
+        yield llm
+    finally:
+        llm.llm_engine.engine_core.shutdown()
+
+
 def predict(
     model_dir: Path, queries: list[str], solutions: list[str], exemplars: Exemplars, max_model_len: int = 1024, rank_programs: bool = True,
     weights: ToolWeights | None = None,
@@ -62,28 +86,22 @@ def predict(
     the coder ranks the retrieved programs of the chosen solution, or writes greedily, with the
     nearest exemplar of that solution in its prompt.
     """
-    from vllm import LLM, SamplingParams
+    from vllm import SamplingParams
 
     hits = exemplars.hits(queries)
-    # On the CPU build "gpu_memory_utilization" is the share of host memory vLLM reserves; a
-    # small model needs little, and the sandbox and Ray share the machine.
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    llm = LLM(
-        model=str(model_dir), dtype="float32", enforce_eager=True, max_model_len=max_model_len, seed=0,
-        gpu_memory_utilization=0.3,
-    )
     choices = [candidate_solutions([h["solution"] for h in found], solutions, weights=weights) for found in hits]
-    scores = _likelihoods(llm, [planner_prompt(q) for q in queries], choices)
-    planned = [choose_solution(c, s) for c, s in zip(choices, scores)]
-    prompts = [coder_prompt(q, s, exemplar_for(s, found)) for q, s, found in zip(queries, planned, hits)]
-    if rank_programs:
-        candidates = [candidate_programs(s, found) for s, found in zip(planned, hits)]
-        scores = _likelihoods(llm, prompts, candidates)
-        programs = [choose_program(cs, s) if cs else "" for cs, s in zip(candidates, scores)]
-        return list(zip(planned, programs))
-    # the mention markers are special tokens: keep them in the text, finish_code restores them
-    write = SamplingParams(temperature=0.0, max_tokens=code_max_tokens(max_model_len), stop=[END], skip_special_tokens=False)
-    return list(zip(planned, [o.outputs[0].text for o in llm.generate(prompts, write, use_tqdm=False)]))
+    with offline_llm(model_dir, max_model_len) as llm:
+        scores = _likelihoods(llm, [planner_prompt(q) for q in queries], choices)
+        planned = [choose_solution(c, s) for c, s in zip(choices, scores)]
+        prompts = [coder_prompt(q, s, exemplar_for(s, found)) for q, s, found in zip(queries, planned, hits)]
+        if rank_programs:
+            candidates = [candidate_programs(s, found) for s, found in zip(planned, hits)]
+            scores = _likelihoods(llm, prompts, candidates)
+            programs = [choose_program(cs, s) if cs else "" for cs, s in zip(candidates, scores)]
+            return list(zip(planned, programs))
+        # the mention markers are special tokens: keep them in the text, finish_code restores them
+        write = SamplingParams(temperature=0.0, max_tokens=code_max_tokens(max_model_len), stop=[END], skip_special_tokens=False)
+        return list(zip(planned, [o.outputs[0].text for o in llm.generate(prompts, write, use_tqdm=False)]))
 
 
 def _likelihoods(llm: Any, prompts: list[str], candidates: list[list[str]]) -> list[list[list[float]]]:
