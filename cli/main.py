@@ -366,7 +366,7 @@ def retrain_cmd(
     record = retrain(s, dataset, force=force, log=lambda line: typer.echo(line, err=as_json))
     if as_json:
         typer.echo(json.dumps(record))
-    elif record["decision"] != "skipped":
+    elif record["decision"] in ("promoted", "rejected"):
         typer.echo(f"{record['decision']}: candidate Score {record['candidate']['score']} vs "
                    f"{record['promoted_before']['score']} ({record['run']}/attempt.json)")
 

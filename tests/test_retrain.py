@@ -9,11 +9,13 @@ candidate's real Score clears the promoted model's real Score minus the toleranc
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import TEST_CORPUS_SIZE
+from conftest import TEST_CORPUS_SIZE, stop
 from soay.dataset import iter_triplets, write_version
 from soay.settings import Settings
 from training.retrain import retrain
@@ -111,3 +113,34 @@ def test_a_candidate_below_the_bar_is_rejected_and_the_pointer_kept(base, first_
     assert run["config"]["base_model"] == promoted["model"]  # LoRA from the last promoted checkpoint
     assert json.loads((root / "runs" / "retrain" / "0002" / "attempt.json").read_text()) == record
     assert (root / "runs" / "promoted.json").read_text() == pointer
+
+
+HOLD_LOCK = """
+import sys, time
+from filelock import FileLock
+lock = FileLock(sys.argv[1])  # held while the object lives
+lock.acquire()
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_retraining_while_another_runs_trains_nothing_and_a_dead_holder_frees_the_lock(base, data_root):
+    """Another job (its own process) holds the runs directory: this one does nothing; once that
+    process is killed, the OS has released its lock and a retraining may start."""
+    from filelock import FileLock
+
+    root, dataset, model = base
+    settings = loop_settings(base, data_root, runs_dir=root / "busy")
+    lock_path = root / "busy" / "retrain.lock"
+    lock_path.parent.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(lock_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        record = retrain(settings, dataset, force=True)
+        assert (record["decision"], record["lock"], record["model"]) == ("busy", str(lock_path), str(model))
+        assert not (root / "busy" / "retrain").exists()  # no attempt started
+    finally:
+        stop(holder)
+    with FileLock(lock_path).acquire(timeout=0):  # a killed holder leaves no stale lock behind
+        pass

@@ -15,6 +15,10 @@ Why it is shaped this way:
 - Promotion is one atomic rename of a pointer file (<runs>/promoted.json); serving reads it at
   start (soay/settings.py), and a running application is swapped to it without dropping requests
   (serving/rollout.py). Every attempt leaves attempt.json beside its run: the decision, both scores.
+- One attempt at a time per runs directory (<runs>/retrain.lock, an OS file lock that dies with
+  its process): two attempts started together would both train from the same promoted model and
+  the later promotion would silently replace the earlier. A periodic job that finds one running
+  does nothing ("busy") rather than queue behind hours of training.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock, Timeout
 from pydantic import BaseModel
 
 from cluster.ray_runtime import init_ray
@@ -107,18 +112,49 @@ def score(model: Path, dataset: Path, version: int, settings: Settings, log: Log
 def retrain(settings: Settings, dataset_root: Path | None = None, force: bool = False, log: Log = print) -> dict[str, Any]:
     """One turn of the loop; returns what happened (also attempt.json when a model was trained).
 
-    decision: "skipped" (too few new triplets), "promoted" or "rejected". `force` trains even
-    when fewer than `retrain.min_new_triplets` new triplets arrived.
+    decision: "skipped" (too few new triplets), "busy" (another attempt holds the runs directory),
+    "promoted" or "rejected". `force` trains even when fewer than `retrain.min_new_triplets` new
+    triplets arrived.
     """
     r = settings.retrain
     dataset_root = Path(dataset_root or settings.data.dataset_path())
-    before = current_model(settings)
-    arrived = new_triplets(load_manifest(dataset_root), before.data_version)
+    before, arrived = _due(settings, dataset_root)
     if arrived < r.min_new_triplets and not force:
-        log(f"[retrain] {arrived} new training triplets since dataset version {before.data_version} "
-            f"(fewer than {r.min_new_triplets}): nothing to do")
-        return {"decision": "skipped", "new_triplets": arrived, "min_new_triplets": r.min_new_triplets, "model": before.model}
+        return _skipped(settings, before, arrived, log)
+    lock_path = r.runs_path(settings.data) / "retrain.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(lock_path)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        log(f"[retrain] another retraining holds {lock_path}: nothing to do")
+        return {"decision": "busy", "new_triplets": arrived, "lock": str(lock_path), "model": before.model}
+    try:
+        # what the last attempt promoted while this one was starting
+        before, arrived = _due(settings, dataset_root)
+        if arrived < r.min_new_triplets and not force:
+            return _skipped(settings, before, arrived, log)
+        return _attempt(settings, dataset_root, before, arrived, log)
+    finally:
+        lock.release()
 
+
+def _due(settings: Settings, dataset_root: Path) -> tuple[Pointer, int]:
+    """The promoted model and how many training triplets arrived after its dataset version."""
+    before = current_model(settings)
+    return before, new_triplets(load_manifest(dataset_root), before.data_version)
+
+
+def _skipped(settings: Settings, before: Pointer, arrived: int, log: Log) -> dict[str, Any]:
+    needed = settings.retrain.min_new_triplets
+    log(f"[retrain] {arrived} new training triplets since dataset version {before.data_version} "
+        f"(fewer than {needed}): nothing to do")
+    return {"decision": "skipped", "new_triplets": arrived, "min_new_triplets": needed, "model": before.model}
+
+
+def _attempt(settings: Settings, dataset_root: Path, before: Pointer, arrived: int, log: Log) -> dict[str, Any]:
+    """Train, score both, promote or reject, swap: the attempt's record."""
+    r = settings.retrain
     run_dir = _new_attempt_dir(r.runs_path(settings.data) / "retrain")
     pinned = pin_version(dataset_root, run_dir / "dataset")
     log(f"[retrain] {arrived} new training triplets since version {before.data_version}: attempt {run_dir.name}, "
