@@ -40,7 +40,6 @@ from ray.serve.exceptions import BackPressureError
 from ray.serve.handle import DeploymentHandle
 from ray.serve.llm.openai_api_models import CompletionRequest
 from starlette.exceptions import HTTPException
-from transformers import AutoTokenizer
 
 from retriever.deployment import retriever_app
 from serving.answer import AnswerComposer
@@ -105,9 +104,6 @@ class Ingress:
         self.logs = open_log_stream(settings.kafka, self.metrics.registry)
         model_dir = str(settings.serve.model_path(settings.data))
         self.model_versions = {settings.serve.planner_model: model_dir, settings.serve.coder_model: model_dir}
-        # both engines load this checkpoint: its tokenizer says where a prompt ends in a candidate,
-        # so the engines need not also process every prompt alone
-        self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
 
     def __del__(self) -> None:
         """Serve calls this when the replica shuts down: the log stream delivers what it holds, for
@@ -192,20 +188,18 @@ class Ingress:
         return finish_code(choose_program(candidates, scores), query, self.spec)
 
     async def _likelihoods(self, handle: DeploymentHandle, model: str, prompt: str, candidates: list[str]) -> list[list[float]]:
-        """The model's token log-likelihoods of each candidate after `prompt`, in one engine call
-        (prompt logprobs of the prompt with each candidate)."""
+        """The model's token log-likelihoods of each candidate after `prompt`, in one engine call:
+        the prompt alone (its length) and the prompt with each candidate, by prompt logprobs."""
         request = CompletionRequest(
-            model=model, prompt=[prompt + target(c) for c in candidates], max_tokens=1, prompt_logprobs=0, return_token_ids=True,
+            model=model, prompt=[prompt, *(prompt + target(c) for c in candidates)], max_tokens=1, prompt_logprobs=0, return_token_ids=True,
         )
         responses = [r async for r in handle.completions.remote(request, None)]
         choices = sorted(getattr(responses[0], "choices", None) or [], key=lambda c: c.index) if responses else []
-        if len(choices) != len(candidates):
+        if len(choices) != len(candidates) + 1:
             completion_text(responses)  # raises the engine's error
-            raise EngineError(f"{model} scored {len(choices)} of {len(candidates)} candidates", 500)
-        prompt_ids = self.tokenizer(prompt)["input_ids"]
-        if any(c.prompt_token_ids[: len(prompt_ids)] != prompt_ids for c in choices):
-            raise EngineError(f"{model} tokenizes the prompt unlike its checkpoint's tokenizer", 500)
-        return [continuation_logprobs(c.prompt_token_ids, c.prompt_logprobs, len(prompt_ids)) for c in choices]
+            raise EngineError(f"{model} scored {len(choices) - 1} of {len(candidates)} candidates", 500)
+        prefix = len(choices[0].prompt_token_ids)
+        return [continuation_logprobs(c.prompt_token_ids, c.prompt_logprobs, prefix) for c in choices[1:]]
 
     async def _generate(self, query: str, solution: str, hits: list[dict[str, Any]]) -> str:
         exemplars: list[tuple[str, str] | None] = [
