@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from functools import wraps
@@ -287,13 +289,9 @@ def serve_cmd(
     port: int | None = typer.Option(None, min=1, max=65535, help="Port (default 8400)."),
 ) -> None:
     """Serve questions (POST /v1/ask, /v1/chat/completions) on Ray Serve until Ctrl-C; RAY_ADDRESS joins a cluster."""
-    import signal
-    import threading
-
     from ray import serve
 
     from cluster.ray_runtime import init_ray
-    from serving.app import deploy
     from training.corpus import ensure_corpus
 
     s = load_settings(**{"serve.model_dir": model, "serve.host": host, "serve.port": port})
@@ -307,13 +305,45 @@ def serve_cmd(
         # the engines reserve one logical CPU each and the stages fractions: more than a small machine counts
         s = s.model_copy(update={"ray": s.ray.model_copy(update={"num_cpus": max(8, os.cpu_count() or 1)})})
     init_ray(s.ray)
-    url = deploy(s)
-    typer.echo(f"serving at {url} (POST /v1/ask, /v1/chat/completions; GET /healthz, /metrics); Ctrl-C stops")
+    stop = _stop_on_signal()  # after ray.init, which sets its own; Ctrl-C while the engines load stops the start-up too
+    try:
+        url = _deploy_unless_stopped(s, stop)
+        if url:
+            typer.echo(f"serving at {url} (POST /v1/ask, /v1/chat/completions; GET /healthz, /metrics); Ctrl-C stops")
+            stop.wait()
+    finally:
+        serve.shutdown()
+
+
+def _deploy_unless_stopped(s: Settings, stop: threading.Event) -> str | None:
+    """Deploy the application and return its URL, or None once `stop` is set first. The deployment
+    waits minutes for the engines and takes no signal, so it runs beside the wait."""
+    from serving.app import deploy
+
+    outcome: dict[str, Any] = {}
+
+    def start() -> None:
+        try:
+            outcome["url"] = deploy(s)
+        except Exception as exc:  # noqa: BLE001 - re-raised below, in the command's own thread
+            outcome["error"] = exc
+
+    starting = threading.Thread(target=start, daemon=True)
+    starting.start()
+    while starting.is_alive() and not stop.wait(0.5):
+        pass
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("url")
+
+
+def _stop_on_signal() -> threading.Event:
+    """An event that Ctrl-C or SIGTERM (what a service manager sends) sets, so that a long-running
+    command stops by its own shutdown path instead of dying mid-way and leaving processes behind."""
     stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):  # a service manager stops with SIGTERM
+    for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    stop.wait()
-    serve.shutdown()
+    return stop
 
 
 @app.command("broker")
@@ -322,9 +352,6 @@ def broker_cmd(
     port: int | None = typer.Option(None, min=1, max=65535, help="Port (default: the port of kafka.bootstrap_servers)."),
 ) -> None:
     """Run the embedded Kafka-compatible broker (Tansu, in-memory) on loopback until Ctrl-C, with the stack's topics."""
-    import signal
-    import threading
-
     from cluster.broker import ensure_topics, start_broker
 
     s = load_settings()
@@ -332,9 +359,7 @@ def broker_cmd(
     broker = start_broker("127.0.0.1", port)
     ensure_topics(broker.bootstrap, [s.kafka.requests_topic, s.kafka.feedback_topic], s.kafka.partitions)
     typer.echo(f"broker at {broker.bootstrap} (pid {broker.pid}), topics {s.kafka.requests_topic}, {s.kafka.feedback_topic}; Ctrl-C stops")
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    stop = _stop_on_signal()
     while not stop.wait(1.0):
         if broker.process.poll() is not None:
             fail(f"the broker exited with {broker.process.returncode}", 1)
@@ -418,17 +443,12 @@ def enlarge_cmd(
 ) -> None:
     """Enlarge the dataset from the request log: re-verify logged programs in the sandbox (on Ray),
     de-duplicate, append the kept ones as a new dataset version, commit offsets after the write."""
-    import signal
-    import threading
-
     from training.enlarge import Enlarger
 
     s = load_settings(**{"enlarge.workers": workers, "enlarge.batch_records": batch_records, "enlarge.metrics_port": metrics_port})
     enlarger = Enlarger(s, dataset, group, log=lambda line: typer.echo(line, err=as_json))
     try:
-        stop = threading.Event()
-        for sig in (signal.SIGINT, signal.SIGTERM):  # finish the batch in hand, then stop (set after ray.init, which sets its own)
-            signal.signal(sig, lambda *_: stop.set())
+        stop = _stop_on_signal()  # finish the batch in hand, then stop (set after ray.init, which sets its own)
         report = enlarger.run(until_idle, max_records, stop)
     finally:
         enlarger.close()

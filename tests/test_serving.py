@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -21,7 +22,7 @@ import uuid
 import httpx
 import pytest
 
-from conftest import ROOT, SOAY, TEST_CORPUS_SIZE, free_port, verified_triplets
+from conftest import ROOT, SOAY, TEST_CORPUS_SIZE, free_port, stop, verified_triplets
 from soay.dataset import iter_triplets
 from soay.domains import get_domain
 from soay.settings import Settings
@@ -152,6 +153,33 @@ def test_soay_ask_prints_the_answer_and_the_record(served):
     record = json.loads(subprocess.run([*SOAY, "ask", test[0].query, "--url", url, "--json"], cwd=ROOT, env=env,
                                        capture_output=True, text=True, timeout=120).stdout)
     assert plain.stdout.strip() and record["answer"] and record["solution"]
+
+
+def test_ctrl_c_while_the_engines_load_stops_soay_serve(served, tmp_path):
+    """`soay serve` spends minutes deploying; Ctrl-C then must stop it within the minute, through
+    Serve's shutdown (exit 0), rather than go unheard until the application is up and serving."""
+    _, settings, _ = served
+    config = tmp_path / "soay.yaml"  # the served app's settings on a port of its own (JSON is YAML)
+    config.write_text(json.dumps(settings.model_copy(update={"serve": settings.serve.model_copy(update={"port": free_port()})}).model_dump(mode="json")))
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}  # a Ray of its own, not the test's
+    proc = subprocess.Popen([*SOAY, "--config", str(config), "serve"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deploying = "Deploying new version"  # the Serve controller's line as it starts the deployments
+    seen = []
+    try:
+        for line in proc.stdout:
+            seen.append(line)
+            if deploying in line:
+                break
+        proc.send_signal(signal.SIGINT)
+        try:
+            rest, _ = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail("soay serve was still running 60 s after Ctrl-C")
+    finally:
+        stop(proc)
+    output = "".join(seen) + rest
+    assert any(deploying in line for line in seen), output[-3000:]
+    assert proc.returncode == 0 and "serving at" not in output, output[-3000:]
 
 
 @pytest.mark.parametrize(
