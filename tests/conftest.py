@@ -16,6 +16,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from soay.dataset import iter_triplets
+from soay.settings import Settings
+
 ROOT = Path(__file__).resolve().parents[1]
 SOAY = [sys.executable, "-m", "cli.main"]
 TEST_CORPUS_SIZE = 2000
@@ -50,6 +53,12 @@ def wait_http(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
             pass
         time.sleep(0.2)
     raise TimeoutError(f"{url} did not answer within {timeout} s")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests of the served application run last, together: one app (minutes to start) serves
+    them all, and no other module's Ray (`local_ray`) starts or stops while it runs."""
+    items.sort(key=lambda item: "served" in getattr(item, "fixturenames", ()))  # stable: order kept within each group
 
 
 @pytest.fixture(scope="session")
@@ -96,8 +105,13 @@ def verified_triplets(settings, env, db: Path, per_split: dict[str, int], seed: 
 
 @pytest.fixture(scope="module")
 def local_ray():
+    """A local Ray for the module; the session's Ray when one is already up (the served app's),
+    which this fixture then leaves running."""
     import ray
 
+    if ray.is_initialized():
+        yield ray
+        return
     ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
     yield ray
     ray.shutdown()
@@ -129,3 +143,82 @@ def kafka_broker():
     broker = start_broker(port=free_port())
     yield broker
     broker.stop()
+
+
+# --- the served application, one for the whole session (test_serving.py, test_web.py) ---------
+
+RECIPE = "configs/sft/cpu_full.yaml"
+OVERRIDES = [
+    "shape.hidden_size=64", "shape.intermediate_size=128", "shape.num_hidden_layers=2", "shape.num_attention_heads=2",
+    "batch_size=8", "vocab_size=600", "workers=1", "max_steps=30",
+]  # fmt: skip
+"""The model under test: a few seconds of training. Replace with the tuned recipe's overrides
+(or none) for an accurate model; the accuracy test then has to pass."""
+
+MAX_ONGOING, MAX_QUEUED = 4, 4
+"""Serve counts a request as queued until its router has picked a replica (a probe's round trip),
+so n requests arriving at once need max_queued_requests >= n even when replicas have room: tests
+send at most 3 at once, and only the overload test more."""
+KEY = "serving-test-key"
+AUTH = {"Authorization": f"Bearer {KEY}"}
+SERVE = {
+    "api_key": KEY, "min_replicas": 1, "max_replicas": 2, "max_ongoing_requests": MAX_ONGOING, "max_queued_requests": MAX_QUEUED,
+    "request_timeout_s": 60.0,
+    "engine_kwargs": {"dtype": "float32", "max_model_len": 512, "enforce_eager": True, "kv_cache_memory_bytes": 128 * 2**20},
+}  # fmt: skip
+LOG_BUFFER = 3
+"""Log records an ingress replica holds while the broker is down: small, so that an outage
+overflows it within a few requests."""
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    import ray
+
+    # more logical CPUs than cores: each engine reserves one, and the ingress must still fit
+    ray.init(address="local", num_cpus=8, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def log_broker():
+    """The log stream's broker (Tansu on loopback), up before the app and stopped after it. A test
+    may stop it and start a new one on the same port: the list's last broker is the running one."""
+    from cluster.broker import start_broker
+
+    brokers = [start_broker(port=free_port())]
+    yield brokers
+    brokers[-1].stop()
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory, aminer_db, data_root, ray_session, log_broker):
+    """(base URL, settings, test triplets) of the running application."""
+    from ray import serve
+
+    from retriever.build import build_index
+    from serving.app import deploy
+    from training.generate import generate
+    from training.sft import load_config
+    from training.train_job import run_sft
+
+    root = tmp_path_factory.mktemp("serving")
+    settings = Settings(
+        data={"root": data_root, "corpus_size": TEST_CORPUS_SIZE, "seed": 7, "train_per_combination": 6, "test_per_combination": 2, "unit_size": 6},
+        ray={"workers": 1},
+        retriever={"index_dir": root / "index", "device": "cpu"},
+        serve={**SERVE, "model_dir": root / "run" / "model", "port": free_port()},
+        kafka={"bootstrap_servers": log_broker[0].bootstrap, "buffer_records": LOG_BUFFER},
+    )
+    started = time.perf_counter()
+    dataset = generate(settings, out=root / "dataset", show_progress=False).dataset_path
+    run_sft(load_config(RECIPE, OVERRIDES), dataset, root / "run")
+    build_index(settings, dataset, show_progress=False)
+    prepared = time.perf_counter()
+    url = deploy(settings)
+    print(f"data, model and index in {prepared - started:.0f} s; app up in {time.perf_counter() - prepared:.0f} s")
+    try:
+        yield url, settings, list(iter_triplets(dataset, split="test"))
+    finally:
+        serve.shutdown()

