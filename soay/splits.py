@@ -1,8 +1,9 @@
-"""Train/test assignment that keeps test queries unseen.
+"""Train/validation/test assignment that keeps evaluation queries unseen.
 
-Entities are split by a stable hash of their id, so a test question is always about an entity
-no training question mentions; and the last phrasing of each combination per language is kept
-for test only, so every combination is also tested on wording the model never saw.
+Entities are split by a stable hash of their id, so a validation or test question is always about
+an entity no training question mentions. Each combination also keeps phrasings out of training
+per language: the last one for test and the one before it for validation, so every combination is
+evaluated on wording the model never saw. Tuning reads validation; only reports read test.
 """
 
 from __future__ import annotations
@@ -11,33 +12,49 @@ import hashlib
 
 from soay.combinations import Combination
 
-TRAIN, TEST = "train", "test"
+TRAIN, VALIDATION, TEST = "train", "validation", "test"
+SPLITS = (TRAIN, VALIDATION, TEST)
+HELD_OUT_SPLITS = (VALIDATION, TEST)
 
 
-def entity_split(entity_id: str, test_fraction: float) -> str:
-    """TRAIN or TEST for an entity, the same on every machine and run."""
+def entity_split(entity_id: str, test_fraction: float, validation_fraction: float = 0.0) -> str:
+    """TRAIN, VALIDATION or TEST for an entity, the same on every machine and run: the lowest
+    hash buckets are test, the next ones validation."""
     bucket = int.from_bytes(hashlib.blake2b(entity_id.encode(), digest_size=4).digest(), "big") % 10_000
-    return TEST if bucket < test_fraction * 10_000 else TRAIN
+    if bucket < test_fraction * 10_000:
+        return TEST
+    return VALIDATION if bucket < (test_fraction + validation_fraction) * 10_000 else TRAIN
+
+
+def held_out_for(combination: Combination, language: str, index: int) -> str | None:
+    """The evaluation split that phrasing `index` of `language` is kept for (never training):
+    TEST for the last phrasing, VALIDATION for the one before it when three or more exist."""
+    n = len(combination.templates(language))
+    if n > 1 and index == n - 1:
+        return TEST
+    if n > 2 and index == n - 2:
+        return VALIDATION
+    return None
 
 
 def held_out(combination: Combination, language: str, index: int) -> bool:
     """Whether phrasing `index` of `language` is kept out of training."""
-    templates = combination.templates(language)
-    return len(templates) > 1 and index == len(templates) - 1
+    return held_out_for(combination, language, index) is not None
 
 
 def phrasings_for(combination: Combination, split: str, extra: dict[str, list[str]] | None = None) -> list[tuple[str, int, str]]:
     """(language, index, template) usable in `split`.
 
-    Test uses every phrasing, held-out ones first so that even a small test split has them;
-    training uses all but the held-out ones plus any extra (teacher) paraphrases, which are
-    indexed after the written ones.
+    An evaluation split uses the training phrasings and its own held-out ones (first, so that
+    even a small split has them), never the other split's; training uses all but the held-out
+    ones plus any extra (teacher) paraphrases, which are indexed after the written ones.
     """
-    if split == TEST:
-        return sorted(
-            ((lang, i, t) for lang, ts in combination.phrasings.items() for i, t in enumerate(ts)),
-            key=lambda p: not held_out(combination, p[0], p[1]),
-        )
+    if split in HELD_OUT_SPLITS:
+        usable = [
+            (lang, i, t) for lang, ts in combination.phrasings.items() for i, t in enumerate(ts)
+            if held_out_for(combination, lang, i) in (None, split)
+        ]
+        return sorted(usable, key=lambda p: held_out_for(combination, p[0], p[1]) != split)
     out: list[tuple[str, int, str]] = []
     for language, templates in combination.phrasings.items():
         out.extend((language, i, t) for i, t in enumerate(templates) if not held_out(combination, language, i))

@@ -102,6 +102,7 @@ class TripletFactory:
         combinations: CombinationSet,
         run_batch: Callable[[list[str]], list[Any]],
         test_fraction: float = 0.1,
+        validation_fraction: float = 0.0,
         paraphrases: dict[str, dict[str, list[str]]] | None = None,
         propose_code: CodeProposer | None = None,
         max_attempts_per_triplet: int = 8,
@@ -110,6 +111,7 @@ class TripletFactory:
         self.combinations = combinations
         self.run_batch = run_batch
         self.test_fraction = test_fraction
+        self.validation_fraction = validation_fraction
         self.paraphrases = paraphrases or {}
         self.propose_code = propose_code
         self.max_attempts = max_attempts_per_triplet
@@ -187,7 +189,7 @@ class TripletFactory:
         """A random entity of `split` (rejection sampling on the stable split hash)."""
         for _ in range(200):
             entity_id = self.env.sample_entity(entity, rng)
-            if entity_split(entity_id, self.test_fraction) == split:
+            if entity_split(entity_id, self.test_fraction, self.validation_fraction) == split:
                 return entity_id
         return None
 

@@ -164,7 +164,7 @@ def test_enlargement_keeps_verified_records_and_reviews_the_rest(world):
     expected = {(f"bad-{i}", "negative_feedback") for i in range(30, 33)} | {
         ("broken-0", "exec_error"), ("broken-1", "exec_error"), ("wrong", "mismatch"), ("path", "path_mismatch"),
         ("nocomb", "no_combination"), ("empty", "empty_result"), ("logerr", "logged_error"), ("nocode", "no_code"),
-        ("unknown", "unknown_solution"), ("test-0", "test_entity"), ("test-1", "test_entity"), ("test-2", "test_entity"),
+        ("unknown", "unknown_solution"), ("test-0", "held_out_entity"), ("test-1", "held_out_entity"), ("test-2", "held_out_entity"),
     }
     assert {k for k in got if k[1] != "malformed"} == expected
     assert sorted(r["topic"] for r in reviews if r["reason"] == "malformed") == [FEEDBACK, REQUESTS]
@@ -189,7 +189,7 @@ def test_enlargement_keeps_verified_records_and_reviews_the_rest(world):
     # tool-graph weights: the kept paths and the failed ones, stamped with what they reflect
     graph = get_domain("aminer").library.graph
     weights = load_tool_weights(w.dataset, graph)
-    assert weights is not None and weights.paths == 30 + 1 + 3  # kept, plus verified no_combination and test_entity paths
+    assert weights is not None and weights.paths == 30 + 1  # kept, plus the verified no_combination path; never held-out entities'
     assert (weights.dataset_version, weights.review_lines) == (2, len(reviews))
     assert weights.to_dict() == {**rebuild_weights(graph, [t.solution for t in kept], reviews).to_dict(),
                                  "dataset_version": 2, "review_lines": len(reviews)}

@@ -21,7 +21,8 @@ Outcomes, one per consumed record (the `outcome` label of soay_enlarge_records_t
   malformed (not a valid record), no_code, logged_error (the service's own run failed),
   unknown_solution, negative_feedback, exec_error, empty_result, mismatch, path_mismatch,
   no_combination (a verified program of no library combination: a new intent for a person to
-  label), test_entity (about a test-split entity: kept out of training so SoAyEval stays unseen),
+  label), held_out_entity (about a validation or test entity: kept out of training and out of the
+  tool weights, so the evaluation stays unseen),
   and negative_feedback_after_accept (on the feedback record).
 
 Feedback: a "bad" verdict, whenever it arrives, keeps its request out of the dataset; one that
@@ -55,7 +56,7 @@ from soay.log_triplets import Match, dedupe_key, log_triplet, log_triplet_id, re
 from soay.logs import Feedback, RequestLog, utc_now
 from soay.settings import Settings
 from soay.solutions import parse_solution
-from soay.splits import TEST, entity_split
+from soay.splits import HELD_OUT_SPLITS, entity_split
 from soay.triplets import Triplet
 from training.corpus import ensure_corpus
 from training.enlarge_state import EnlargeState
@@ -300,8 +301,8 @@ class Enlarger:
             problem = rerun_problem(check.ok, r.result, check.result) or check.problem
             if problem:
                 self._review(d, m, r.request_id, problem, r, detail=check.error, rerun_result=check.result)
-            elif self.cfg.hold_out_test_entities and check.entity_id and entity_split(check.entity_id, self.settings.data.test_fraction) == TEST:
-                self._review(d, m, r.request_id, "test_entity", r, detail=f"entity {check.entity_id} is in the test split")
+            elif self.cfg.hold_out_test_entities and check.entity_id and (split := self._split(check.entity_id)) in HELD_OUT_SPLITS:
+                self._review(d, m, r.request_id, "held_out_entity", r, detail=f"entity {check.entity_id} is in the {split} split")
             elif key in kept_keys:
                 d.outcomes["duplicate"] += 1
             else:
@@ -311,6 +312,9 @@ class Enlarger:
                 d.triplets.append(log_triplet(r.request_id, self.domain.name, r.query, r.language, solution, r.code, r.result, match, check.entity_id))
                 d.outcomes["kept"] += 1
         return d
+
+    def _split(self, entity_id: str) -> str:
+        return entity_split(entity_id, self.settings.data.test_fraction, self.settings.data.validation_fraction)
 
     def _late_verdict(self, d: Decision, m: Any, fb: Feedback, flagged: set[str]) -> str:
         """The outcome of a bad verdict: noted for review when its request is already a triplet."""

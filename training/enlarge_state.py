@@ -44,8 +44,10 @@ LOCK_FILE = ".lock"
 
 FAILED_PATH = {"exec_error", "empty_result", "mismatch", "path_mismatch", "logged_error", "negative_feedback", "negative_feedback_after_accept"}
 """Review reasons that count against the tools of the record's solution (node availability)."""
-HELD_PATH = {"test_entity", "no_combination"}
-"""Review reasons of records whose re-run verified: their path held up, though no triplet was made."""
+HELD_PATH = {"no_combination"}
+"""Review reasons of records whose re-run verified: their path held up, though no triplet was made.
+Not "held_out_entity": traffic about validation or test entities (a load test replaying them, say)
+must not shape the ranking that the evaluation then measures."""
 
 
 class DatasetLocked(RuntimeError):

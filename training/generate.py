@@ -76,6 +76,7 @@ class GenerationWorker:
             domain.combinations,
             self.sandbox.run_batch,
             test_fraction=settings.data.test_fraction,
+            validation_fraction=settings.data.validation_fraction,
             paraphrases=paraphrases,
             propose_code=teacher.propose_code if teacher else None,
         )
@@ -85,11 +86,11 @@ class GenerationWorker:
         return [t.model_dump(mode="json") for t in result.triplets], dict(result.stats)
 
 
-def plan_units(combination_ids: list[str], train: int, test: int, unit_size: int, seed: int) -> list[WorkUnit]:
-    """Split the wanted counts into units of at most `unit_size`, each with its own seed."""
+def plan_units(combination_ids: list[str], counts: dict[str, int], unit_size: int, seed: int) -> list[WorkUnit]:
+    """Split the wanted counts per split into units of at most `unit_size`, each with its own seed."""
     units: list[WorkUnit] = []
     for cid in combination_ids:
-        for split, total in (("train", train), ("test", test)):
+        for split, total in counts.items():
             for k, start in enumerate(range(0, total, unit_size)):
                 units.append(WorkUnit(cid, split, min(unit_size, total - start), seed * 1_000_003 + k))
     return units
@@ -119,7 +120,7 @@ def generate(
     paraphrases = Teacher(settings.teacher, domain.spec).paraphrase_all(domain.combinations) if settings.teacher.enabled else {}
 
     ray_address = init_ray(settings.ray)
-    units = plan_units([c.id for c in domain.combinations], data.train_per_combination, data.test_per_combination, data.unit_size, data.seed)
+    units = plan_units([c.id for c in domain.combinations], data.split_counts(), data.unit_size, data.seed)
     workers = [GenerationWorker.remote(domain_name, str(db_path), settings, paraphrases) for _ in range(settings.ray.workers)]
     pool = ActorPool(workers)
     for unit in units:
