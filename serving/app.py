@@ -48,6 +48,7 @@ from serving.http_limits import BodySizeLimit
 from serving.llm import EngineError, completion_text, engine_deployments
 from serving.logstream import open_log_stream
 from serving.metrics import PipelineMetrics
+from serving.page import is_page_path, mount_page
 from serving.schemas import (
     MAX_REQUEST_ID_CHARS, AskRequest, ChatRequest, FeedbackRequest, Record, chat_chunk, chat_completion,
 )
@@ -67,6 +68,8 @@ REPLICA_GONE = (ActorDiedError, ActorUnavailableError, RayActorError)
 PUBLIC_PATHS = ("/healthz", "/metrics")
 APP_NAME = "soay"
 HEALTH_TIMEOUT_S = 5.0
+StageCallback = Callable[[str, float, Any], None]
+"""Told (stage, seconds, what the stage made) as each stage of a request finishes."""
 
 
 class StageFailed(Exception):
@@ -113,21 +116,21 @@ class Ingress:
 
     # --- the pipeline ---------------------------------------------------------------------
 
-    async def ask(self, query: str, trace: RequestLog) -> Record:
+    async def ask(self, query: str, trace: RequestLog, on_stage: StageCallback | None = None) -> Record:
         """Walk one question through every stage, noting in `trace` what each one made (so that a
         request that fails half-way is logged with its solution and code); StageFailed when one of
-        them cannot."""
+        them cannot. `on_stage` hears of each stage as it finishes (the page's streaming ask)."""
         timings = trace.timings
-        hits = await self._stage("retrieve", timings, lambda: self.retriever.search.remote(query, k=self.top_k * EXEMPLAR_POOL, kind="exemplar"))
-        solution = trace.solution = await self._stage("plan", timings, lambda: self._plan(query, hits))
-        code = trace.code = await self._stage("code", timings, lambda: self._code(query, solution, hits))
-        outcome = await self._stage("execute", timings, lambda: self.executor.run.remote(code))
+        hits = await self._stage("retrieve", timings, lambda: self.retriever.search.remote(query, k=self.top_k * EXEMPLAR_POOL, kind="exemplar"), on_stage)
+        solution = trace.solution = await self._stage("plan", timings, lambda: self._plan(query, hits), on_stage)
+        code = trace.code = await self._stage("code", timings, lambda: self._code(query, solution, hits), on_stage)
+        outcome = await self._stage("execute", timings, lambda: self.executor.run.remote(code), on_stage)
         trace.status = "ok" if outcome["ok"] else "execution_error"
         trace.result, trace.error, trace.error_type = outcome["result"], outcome["error"], outcome["error_type"]
         if not outcome["ok"]:
             self.metrics.execution_errors.labels(outcome["error_type"] or "unknown").inc()
         composed = await self._stage(
-            "answer", timings, lambda: self.answer.compose.remote(query, outcome["ok"], outcome["result"], outcome["error_type"])
+            "answer", timings, lambda: self.answer.compose.remote(query, outcome["ok"], outcome["result"], outcome["error_type"]), on_stage
         )
         trace.language = composed["language"]
         return Record(
@@ -136,7 +139,9 @@ class Ingress:
             answer=composed["answer"], timings=timings,
         )
 
-    async def _stage(self, stage: str, timings: dict[str, float], call: Callable[[], Awaitable[Any]]) -> Any:
+    async def _stage(
+        self, stage: str, timings: dict[str, float], call: Callable[[], Awaitable[Any]], on_stage: StageCallback | None = None
+    ) -> Any:
         """Run and time one stage. A replica that died under the call is retried once on another
         (every stage is a pure read, so repeating it is safe); overload stays overload (503)."""
         started = time.perf_counter()
@@ -159,6 +164,8 @@ class Ingress:
             raise StageFailed(stage, 503, f"{type(exc).__name__}: {exc}") from exc
         timings[stage] = round(time.perf_counter() - started, 4)
         self.metrics.stage_latency.labels(stage).observe(timings[stage])
+        if on_stage is not None:
+            on_stage(stage, timings[stage], result)
         return result
 
     async def _complete(self, handle: DeploymentHandle, model: str, prompt: str, max_tokens: int, **sampling: Any) -> str:
@@ -251,7 +258,7 @@ class Ingress:
             raise HTTPException(422, f"query is longer than {self.serve_settings.max_query_chars} characters")
         return query
 
-    async def _answer(self, endpoint: str, query: str, request_id: str) -> Record:
+    async def _answer(self, endpoint: str, query: str, request_id: str, on_stage: StageCallback | None = None) -> Record:
         """The record of one question; whatever happens, the request's log record goes to the log
         stream (which never blocks)."""
         trace = RequestLog(
@@ -261,7 +268,7 @@ class Ingress:
         started = time.perf_counter()
         try:
             try:
-                record = await asyncio.wait_for(self.ask(query, trace), self.serve_settings.request_timeout_s)
+                record = await asyncio.wait_for(self.ask(query, trace, on_stage), self.serve_settings.request_timeout_s)
             except TimeoutError as exc:
                 raise StageFailed("request", 504, f"no answer within {self.serve_settings.request_timeout_s} s") from exc
         except StageFailed as exc:
@@ -281,6 +288,7 @@ class Ingress:
         """The HTTP app, built on the replica so that its limits and key come from the settings."""
         app = FastAPI(title="soay", description="Academic questions answered by SoAy solutions, API code and a sandbox.")
         metrics, settings = self.metrics, self.serve_settings
+        mount_page(app, self)  # the web page, its static files and its data (serving/page.py)
 
         def error(status: int, message: str, endpoint: str) -> JSONResponse:
             metrics.requests.labels(endpoint, str(status)).inc()
@@ -305,7 +313,7 @@ class Ingress:
 
         @app.middleware("http")
         async def _auth(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-            if settings.api_key and request.url.path not in PUBLIC_PATHS:
+            if settings.api_key and request.url.path not in PUBLIC_PATHS and not is_page_path(request.url.path):
                 given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
                 if not hmac.compare_digest(given.encode(), settings.api_key.encode()):
                     return error(401, "missing or wrong API key (Authorization: Bearer <key>)", request.url.path)

@@ -1,0 +1,206 @@
+"""The service's web page, served by the ingress itself: ask, library and live views.
+
+A person asks a question (English or Chinese) and watches it answered stage by stage through
+`POST /v1/ask/stream` (NDJSON: one event per finished stage, then the record or the error); the
+library view draws the domain's API graph and solution library from `GET /v1/library`; the live
+view reads the service's own `/metrics`. Everything the browser loads (HTML, script, style) comes
+from `serving/web/`, so the page works on a machine with no internet.
+
+The page, its static files and `/page.json` (what the page needs before it can ask: the example
+questions and whether an API key is required) are public like `/healthz`; the `/v1/` calls keep
+requiring the key, which the page asks for and sends as a Bearer token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+from prometheus_client import Gauge
+
+from serving.schemas import AskRequest
+from soay.combinations import INTENT_DIR, Combination
+from soay.domains import Domain, get_domain
+
+if TYPE_CHECKING:
+    from serving.app import Ingress
+
+WEB_DIR = Path(__file__).parent / "web"
+VIEWS = ("/", "/library", "/live")
+"""One HTML page with three views; each has its own address so that a link opens the right one."""
+STATIC_PREFIX = "/static/"
+PAGE_CONFIG = "/page.json"
+STREAM_ENDPOINT = "/v1/ask/stream"
+SCOPE_FILE = INTENT_DIR / "scope.yaml"
+"""Example questions of the served scope, when the file is there; otherwise the held-out templates."""
+EXAMPLES_PER_KIND = 1
+"""Example questions on the page per (hops, language)."""
+
+
+def is_page_path(path: str) -> bool:
+    """Paths anyone may load without the API key: the page and its files, nothing that answers."""
+    return path in VIEWS or path == PAGE_CONFIG or path.startswith(STATIC_PREFIX)
+
+
+# --- data the page shows ----------------------------------------------------------------------
+
+@cache
+def placeholder_values(domain: str) -> dict[str, str]:
+    """The readable value of each template placeholder of `domain` (serving/web/examples.yaml)."""
+    values = yaml.safe_load((WEB_DIR / "examples.yaml").read_text(encoding="utf-8")) or {}
+    return {k: str(v) for k, v in (values.get(domain) or {}).items()}
+
+
+def example_question(combination: Combination, language: str, values: dict[str, str]) -> str | None:
+    """The combination's held-out phrasing in `language` (the last one, never trained on) with its
+    placeholders filled; None when it has no phrasing in that language."""
+    templates = combination.templates(language)
+    if not templates:
+        return None
+    return templates[-1].format_map({p: values.get(p, p.replace("_", " ")) for p in combination.placeholders})
+
+
+def page_examples(domain: Domain) -> list[dict[str, Any]]:
+    """The questions offered to click: the scope file's, or one held-out template per (hops, language)."""
+    if SCOPE_FILE.is_file():
+        scope = yaml.safe_load(SCOPE_FILE.read_text(encoding="utf-8")) or {}
+        listed = [e if isinstance(e, str) else e.get("question") or e.get("query") for e in scope.get("examples") or []]
+        if listed:
+            return [{"question": q, "language": "zh" if _has_cjk(q) else "en"} for q in listed if q]
+    values, seen, examples = placeholder_values(domain.name), {}, []
+    for c in domain.combinations:
+        for language in ("en", "zh"):
+            question = example_question(c, language, values)
+            kind = (c.hops, language)
+            if question and seen.get(kind, 0) < EXAMPLES_PER_KIND:
+                seen[kind] = seen.get(kind, 0) + 1
+                examples.append({"question": question, "language": language, "hops": c.hops, "solution": c.solution})
+    return sorted(examples, key=lambda e: (e["language"], e["hops"]))
+
+
+def _has_cjk(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+@cache
+def library_data(domain_name: str) -> dict[str, Any]:
+    """The API graph (APIs, couplings, heads) and the solution library with each solution's
+    combinations and an example question of each, in both languages."""
+    domain = get_domain(domain_name)
+    graph, values = domain.library.graph, placeholder_values(domain.name)
+    by_solution: dict[str, list[Combination]] = {}
+    for c in domain.combinations:
+        by_solution.setdefault(c.solution, []).append(c)
+    return {
+        "domain": domain.name,
+        "description": domain.spec.description,
+        "apis": [
+            {"name": a.name, "description": " ".join(a.description.split()), "params": [p.name for p in a.params],
+             "returns": a.returns, "entity": a.entity, "head": a.name in graph.heads}
+            for a in domain.spec.apis
+        ],
+        "edges": [
+            {"src": c.src, "dst": c.dst, "param": c.param, "attribute": ".".join(c.path), "relation": c.relation}
+            for couplings in graph.edges.values() for c in couplings
+        ],
+        "solutions": [
+            {"solution": str(s), "apis": list(s.apis), "hops": s.hops, "combinations": [
+                {"id": c.id, "kind": c.kind, "inputs": list(c.inputs), "output": c.output,
+                 "examples": {lang: q for lang in ("en", "zh") if (q := example_question(c, lang, values))}}
+                for c in by_solution.get(str(s), [])
+            ]}
+            for s in domain.library
+        ],
+    }
+
+
+# --- the streaming ask --------------------------------------------------------------------------
+
+def stage_event(stage: str, seconds: float, made: Any) -> dict[str, Any]:
+    """What the page shows of a finished stage: its time and the part it made (not the retrieved
+    exemplars themselves, only how many)."""
+    event: dict[str, Any] = {"type": "stage", "stage": stage, "seconds": seconds}
+    if stage == "retrieve":
+        event["exemplars"] = len(made)
+    elif stage == "plan":
+        event["solution"] = made
+    elif stage == "code":
+        event["code"] = made
+    elif stage == "execute":
+        event.update(ok=made["ok"], error_type=made["error_type"])
+    elif stage == "answer":
+        event["answer"] = made["answer"]
+    return event
+
+
+async def stream_ask(ingress: Ingress, query: str, request_id: str) -> AsyncIterator[str]:
+    """NDJSON events of one question: each stage as it finishes, then `record` (the same record as
+    `POST /v1/ask`) or `error` (with the status `/v1/ask` would have answered). A client that goes
+    away cancels the request, which is logged as such."""
+    from serving.app import StageFailed  # serving.app imports this module, so not at the top
+
+    events: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+
+    async def answer() -> None:
+        try:
+            record = await ingress._answer(STREAM_ENDPOINT, query, request_id, lambda *done: events.put_nowait(stage_event(*done)))
+            events.put_nowait({"type": "record", "record": record.model_dump()})
+        except StageFailed as exc:
+            ingress.metrics.requests.labels(STREAM_ENDPOINT, str(exc.status)).inc()
+            events.put_nowait({"type": "error", "status": exc.status, "error": f"{exc.stage} failed: {exc.message}"})
+        finally:
+            events.put_nowait(None)
+
+    task = asyncio.create_task(answer())
+    try:
+        while (event := await events.get()) is not None:
+            yield json.dumps(event, ensure_ascii=False, default=str) + "\n"
+    finally:
+        task.cancel()
+
+
+# --- routes -----------------------------------------------------------------------------------------
+
+def mount_page(app: FastAPI, ingress: Ingress) -> None:
+    """Add the page, its files and its endpoints to the ingress's app, and publish the served
+    model versions as `soay_model_info` (the live view reads them from /metrics)."""
+    domain = get_domain(ingress.spec.domain)
+    settings = ingress.serve_settings
+    models = Gauge("soay_model_info", "The checkpoint each model name serves (constant 1)", ["model", "path"], registry=ingress.metrics.registry)
+    for model, path in ingress.model_versions.items():
+        models.labels(model, path).set(1)
+    index = WEB_DIR / "index.html"
+
+    async def page() -> FileResponse:
+        return FileResponse(index, media_type="text/html; charset=utf-8", headers={"Cache-Control": "no-cache"})
+
+    for view in VIEWS:
+        app.add_api_route(view, page, methods=["GET"], include_in_schema=False)
+
+    @app.get(PAGE_CONFIG, include_in_schema=False)
+    async def page_config() -> dict[str, Any]:
+        return {
+            "model": settings.model_name, "domain": domain.name, "api_key_required": bool(settings.api_key),
+            "max_query_chars": settings.max_query_chars, "examples": page_examples(domain),
+            "apis": [a.name for a in domain.spec.apis],
+        }
+
+    @app.get("/v1/library")
+    async def library() -> dict[str, Any]:
+        return library_data(domain.name)
+
+    @app.post(STREAM_ENDPOINT)
+    async def ask_stream(body: AskRequest, request: Request) -> StreamingResponse:
+        query = ingress._query(body.query)  # a bad question is refused before the stream starts, as /v1/ask does
+        ingress.metrics.requests.labels(STREAM_ENDPOINT, "200").inc()
+        return StreamingResponse(stream_ask(ingress, query, request.state.request_id), media_type="application/x-ndjson")
+
+    app.mount(STATIC_PREFIX.rstrip("/"), StaticFiles(directory=WEB_DIR / "static"), name="static")

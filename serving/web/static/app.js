@@ -1,0 +1,471 @@
+// soay page: ask a question and watch each stage finish; the library; the live metrics.
+// Plain browser JavaScript, no libraries, nothing fetched from outside this service.
+"use strict";
+
+const STAGES = ["retrieve", "plan", "code", "execute", "answer"];
+const KEY_STORE = "soay.apiKey";
+const LIVE_EVERY_MS = 2000;
+const RESULT_ROWS = 50; // rows of a result table shown; the rest is counted
+const $ = (id) => document.getElementById(id);
+
+const state = { config: null, requestId: null, library: null, liveTimer: null, live: {}, rates: [] };
+
+// --- small helpers -------------------------------------------------------------------------
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v);
+  }
+  for (const child of children.flat()) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  return node;
+}
+
+function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  for (const child of children.flat()) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  return node;
+}
+
+function show(node, message) {
+  node.textContent = message;
+  node.hidden = !message;
+}
+
+function headers(json = true) {
+  const h = json ? { "Content-Type": "application/json" } : {};
+  const key = localStorage.getItem(KEY_STORE);
+  if (key) h.Authorization = `Bearer ${key}`;
+  return h;
+}
+
+// An HTTP failure as a sentence: the service's own message, with what it means to the person.
+async function failure(response) {
+  let message = "";
+  try {
+    const body = await response.json();
+    message = body.error || (body.detail && JSON.stringify(body.detail)) || "";
+  } catch (_) {
+    message = (await response.text().catch(() => "")).slice(0, 300);
+  }
+  return describe(response.status, message);
+}
+
+function describe(status, message) {
+  if (status === 401) {
+    askForKey("The key was missing or wrong.");
+    return `The service needs an API key (401): ${message}`;
+  }
+  if (status === 413) return `Too long (413): ${message}. Shorten the question.`;
+  if (status === 503) return `The service is busy or a part of it is down (503): ${message}. Try again in a moment.`;
+  if (status === 504) return `No answer in time (504): ${message}`;
+  if (status >= 400 && status < 500) return `The question was not accepted (${status}): ${message}`;
+  return `The service failed (${status}): ${message}`;
+}
+
+async function call(path, options = {}) {
+  try {
+    return await fetch(path, { ...options, headers: { ...headers(options.method === "POST"), ...(options.headers || {}) } });
+  } catch (err) {
+    throw new Error(`Cannot reach the service (${err.message}). Is \`soay serve\` running?`);
+  }
+}
+
+// --- API key -------------------------------------------------------------------------------------
+
+function askForKey(why) {
+  $("key-panel").hidden = false;
+  $("key-status").textContent = why || "";
+  $("key-input").focus();
+}
+
+$("key-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const key = $("key-input").value.trim();
+  if (key) localStorage.setItem(KEY_STORE, key);
+  else localStorage.removeItem(KEY_STORE);
+  $("key-panel").hidden = true;
+  if (currentView() === "library") loadLibrary(true);
+});
+
+// --- views -------------------------------------------------------------------------------------------
+
+function currentView() {
+  return { "/library": "library", "/live": "live" }[location.pathname] || "ask";
+}
+
+function render(view) {
+  for (const name of ["ask", "library", "live"]) $(`view-${name}`).hidden = name !== view;
+  for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.view === view);
+  if (view === "library") loadLibrary(false);
+  clearInterval(state.liveTimer);
+  if (view === "live") {
+    refreshLive();
+    state.liveTimer = setInterval(refreshLive, LIVE_EVERY_MS);
+  }
+}
+
+function go(path) {
+  if (location.pathname !== path) history.pushState({}, "", path);
+  render(currentView());
+}
+
+for (const a of document.querySelectorAll("nav a")) {
+  a.addEventListener("click", (e) => { e.preventDefault(); go(a.getAttribute("href")); });
+}
+window.addEventListener("popstate", () => render(currentView()));
+
+// --- ask -------------------------------------------------------------------------------------------------
+
+function drawPath(container, apis, heads) {
+  container.replaceChildren();
+  apis.forEach((api, i) => {
+    if (i) container.append(el("span", { class: "arrow" }, "→"));
+    container.append(el("span", { class: `api${heads.has(api) || i === 0 ? " head" : ""}`, title: `hop ${i + 1}` }, api));
+  });
+}
+
+function resetStages() {
+  $("stages").replaceChildren(...STAGES.map((s) => el("li", { id: `stage-${s}` }, el("span", { class: "name" }, s), el("span", { class: "time" }))));
+  $("stage-retrieve").classList.add("running");
+}
+
+function stageDone(event) {
+  const item = $(`stage-${event.stage}`);
+  item.classList.remove("running");
+  item.classList.add("done");
+  item.querySelector(".time").textContent = `${event.seconds.toFixed(3)} s`;
+  const next = $(`stage-${STAGES[STAGES.indexOf(event.stage) + 1]}`);
+  if (next) next.classList.add("running");
+  $("outcome").hidden = false;
+  if (event.stage === "retrieve") item.title = `${event.exemplars} exemplars`;
+  if (event.stage === "plan") drawPath($("solution"), event.solution.split(" -> "), new Set());
+  if (event.stage === "code") highlight($("code"), event.code);
+  if (event.stage === "answer") $("answer").textContent = event.answer;
+}
+
+function stageFailed() {
+  const running = document.querySelector(".stages li.running");
+  if (running) {
+    running.classList.replace("running", "failed");
+    running.querySelector(".time").textContent = "failed";
+  }
+}
+
+async function ask(question) {
+  $("question").value = question;
+  const button = $("ask-button");
+  show($("ask-error"), "");
+  $("outcome").hidden = true;
+  for (const id of ["answer", "solution", "code", "result", "feedback-status", "request-id"]) $(id).replaceChildren();
+  $("exec-error").hidden = true;
+  for (const b of [$("good"), $("bad")]) { b.disabled = false; b.classList.remove("chosen"); }
+  $("progress").hidden = false;
+  resetStages();
+  button.disabled = true;
+  try {
+    const response = await call("/v1/ask/stream", { method: "POST", body: JSON.stringify({ query: question }) });
+    if (!response.ok) throw new Error(await failure(response));
+    state.requestId = response.headers.get("x-request-id");
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffered = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      buffered += decoder.decode(value || new Uint8Array(), { stream: !done });
+      const lines = buffered.split("\n");
+      buffered = lines.pop();
+      for (const line of lines.filter((l) => l.trim())) handle(JSON.parse(line));
+      if (done) break;
+    }
+  } catch (err) {
+    stageFailed();
+    show($("ask-error"), err.message);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function handle(event) {
+  if (event.type === "stage") stageDone(event);
+  else if (event.type === "record") showRecord(event.record);
+  else if (event.type === "error") {
+    stageFailed();
+    show($("ask-error"), describe(event.status, event.error));
+  }
+}
+
+function showRecord(record) {
+  state.requestId = record.request_id;
+  $("outcome").hidden = false;
+  $("answer").textContent = record.answer;
+  drawPath($("solution"), record.solution.split(" -> "), new Set());
+  highlight($("code"), record.code);
+  $("request-id").textContent = `request ${record.request_id}`;
+  if (!record.ok) {
+    show($("exec-error"), `The generated code failed in the sandbox (${record.error_type || "error"}): ${record.error || "no detail"}`);
+  }
+  renderResult($("result"), record.result, record.ok);
+}
+
+function cell(value) {
+  if (value === null || value === undefined) return "";
+  return typeof value === "object" ? JSON.stringify(value) : String(value);
+}
+
+function renderResult(container, result, ok) {
+  container.replaceChildren();
+  if (!ok && (result === null || result === undefined)) {
+    container.append(el("span", { class: "muted" }, "no result (the code did not finish)"));
+  } else if (Array.isArray(result) && result.length && result.every((r) => r && typeof r === "object" && !Array.isArray(r))) {
+    const columns = [...new Set(result.flatMap((r) => Object.keys(r)))];
+    const rows = result.slice(0, RESULT_ROWS).map((r) => el("tr", {}, columns.map((c) => el("td", {}, cell(r[c])))));
+    container.append(el("table", { class: "table" }, el("tr", {}, columns.map((c) => el("th", {}, c))), rows));
+    if (result.length > RESULT_ROWS) container.append(el("div", { class: "muted more" }, `… and ${result.length - RESULT_ROWS} more rows`));
+  } else if (Array.isArray(result)) {
+    if (!result.length) container.append(el("span", { class: "muted" }, "an empty list"));
+    else container.append(el("ol", {}, result.slice(0, RESULT_ROWS).map((v) => el("li", {}, cell(v)))));
+  } else if (result && typeof result === "object") {
+    container.append(el("table", { class: "table" }, Object.entries(result).map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", {}, cell(v))))));
+  } else {
+    container.append(el("span", { class: "value" }, cell(result)));
+  }
+}
+
+// Python syntax highlighting: keywords, strings, numbers, comments, calls (API calls stand out).
+const PY_KEYWORDS = new Set("and as assert break class continue def del elif else except False finally for from global if import in is lambda None nonlocal not or pass raise return True try while with yield".split(" "));
+function highlight(pre, code) {
+  const apis = new Set(state.config ? state.config.apis : []);
+  const token = /(#[^\n]*)|("""[\s\S]*?"""|'''[\s\S]*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|\b(\d+(?:\.\d+)?)\b|\b([A-Za-z_][A-Za-z0-9_]*)\b(\s*\()?/g;
+  pre.replaceChildren();
+  let last = 0;
+  for (const m of code.matchAll(token)) {
+    pre.append(code.slice(last, m.index));
+    last = m.index + m[0].length;
+    if (m[1]) pre.append(el("span", { class: "com" }, m[1]));
+    else if (m[2]) pre.append(el("span", { class: "str" }, m[2]));
+    else if (m[3]) pre.append(el("span", { class: "num" }, m[3]));
+    else if (PY_KEYWORDS.has(m[4])) pre.append(el("span", { class: "kw" }, m[4]), m[5] || "");
+    else if (m[5]) pre.append(el("span", { class: apis.has(m[4]) ? "api-call" : "fn" }, m[4]), m[5]);
+    else pre.append(m[4]);
+  }
+  pre.append(code.slice(last));
+}
+
+async function feedback(verdict) {
+  if (!state.requestId) return;
+  const status = $("feedback-status");
+  status.textContent = "sending…";
+  try {
+    const response = await call("/v1/feedback", { method: "POST", body: JSON.stringify({ request_id: state.requestId, verdict }) });
+    if (!response.ok) throw new Error(await failure(response));
+    status.textContent = `Thank you: recorded as ${verdict}.`;
+    for (const b of [$("good"), $("bad")]) b.disabled = true;
+    $(verdict).classList.add("chosen");
+  } catch (err) {
+    status.textContent = err.message;
+  }
+}
+
+$("good").addEventListener("click", () => feedback("good"));
+$("bad").addEventListener("click", () => feedback("bad"));
+$("ask-form").addEventListener("submit", (e) => { e.preventDefault(); ask($("question").value); });
+$("question").addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); ask($("question").value); }
+});
+
+function askFromElsewhere(question) {
+  go("/");
+  ask(question);
+}
+
+// --- library ------------------------------------------------------------------------------------------
+
+async function loadLibrary(force) {
+  if (state.library && !force) return;
+  show($("library-error"), "");
+  try {
+    const response = await call("/v1/library");
+    if (!response.ok) throw new Error(await failure(response));
+    state.library = await response.json();
+  } catch (err) {
+    show($("library-error"), err.message);
+    return;
+  }
+  $("library-domain").textContent = `· ${state.library.domain}: ${state.library.apis.length} APIs`;
+  $("library-count").textContent = `· ${state.library.solutions.length} solutions`;
+  drawGraph($("graph"), state.library);
+  drawSolutions($("solutions"), state.library);
+}
+
+// Layered drawing: heads on the left, every other API in the column of its distance from a head.
+function drawGraph(container, lib) {
+  const W = 200, H = 34, COLW = 330, ROWH = 62, PAD = 30;
+  const depth = {};
+  const queue = lib.apis.filter((a) => a.head).map((a) => a.name);
+  queue.forEach((n) => { depth[n] = 0; });
+  while (queue.length) {
+    const n = queue.shift();
+    for (const e of lib.edges) if (e.src === n && depth[e.dst] === undefined) { depth[e.dst] = depth[n] + 1; queue.push(e.dst); }
+  }
+  const columns = [];
+  for (const a of lib.apis) (columns[depth[a.name] ?? 0] ||= []).push(a);
+  const rows = Math.max(...columns.map((c) => c.length));
+  const pos = {};
+  columns.forEach((col, c) => col.forEach((a, r) => {
+    const offset = ((rows - col.length) * ROWH) / 2;
+    pos[a.name] = { x: PAD + c * COLW, y: PAD + offset + r * ROWH };
+  }));
+  const width = PAD * 2 + (columns.length - 1) * COLW + W + 150, height = PAD * 2 + rows * ROWH;
+  const colors = {};
+  const palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"];
+  for (const e of lib.edges) colors[e.param] ||= palette[Object.keys(colors).length % palette.length];
+  const root = svg("svg", { viewBox: `0 0 ${width} ${height + 30}`, role: "img", "aria-label": "API graph" });
+  const defs = svg("defs");
+  for (const [param, color] of Object.entries(colors)) {
+    defs.append(svg("marker", { id: `arrow-${param}`, viewBox: "0 0 10 10", refX: "10", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto-start-reverse" },
+      svg("path", { d: "M0,0 L10,5 L0,10 z", fill: color })));
+  }
+  root.append(defs);
+  const pairs = {};
+  for (const e of lib.edges) (pairs[`${e.src}\u0000${e.dst}`] ||= []).push(e);
+  for (const group of Object.values(pairs)) {
+    const { src, dst, param } = group[0];
+    const a = pos[src], b = pos[dst];
+    let d;
+    if (src === dst) {
+      d = `M${a.x + W - 30},${a.y} C${a.x + W + 10},${a.y - 40} ${a.x + W + 40},${a.y + 5} ${a.x + W},${a.y + H / 2 - 4}`;
+    } else if (b.x > a.x) {
+      d = `M${a.x + W},${a.y + H / 2} C${a.x + W + 90},${a.y + H / 2} ${b.x - 90},${b.y + H / 2} ${b.x},${b.y + H / 2}`;
+    } else {  // same column: an arc on the right, wider the further apart; leaving high, arriving low
+      const bulge = 30 + Math.abs(b.y - a.y) * 0.45;
+      d = `M${a.x + W},${a.y + H * 0.3} C${a.x + W + bulge},${a.y + H * 0.3} ${b.x + W + bulge},${b.y + H * 0.75} ${b.x + W},${b.y + H * 0.75}`;
+    }
+    const title = group.map((e) => `${e.src} → ${e.dst}: ${e.attribute} → ${e.param}${e.relation ? ` (${e.relation})` : ""}`).join("\n");
+    root.append(svg("path", { class: "edge", d, stroke: colors[param], "marker-end": `url(#arrow-${param})` }, svg("title", {}, title)));
+  }
+  for (const api of lib.apis) {
+    const p = pos[api.name];
+    root.append(svg("g", { class: `node${api.head ? " head" : ""}`, "data-api": api.name, transform: `translate(${p.x},${p.y})` },
+      svg("title", {}, `${api.name}(${api.params.join(", ")}) → ${api.returns} of ${api.entity}\n${api.description}`),
+      svg("rect", { width: W, height: H, rx: 7 }),
+      svg("text", { x: W / 2, y: H / 2 + 4.5, "text-anchor": "middle" }, api.name)));
+  }
+  const legend = svg("g", { class: "legend", transform: `translate(${PAD},${height + 10})` });
+  Object.entries(colors).forEach(([param, color], i) => {
+    legend.append(svg("line", { x1: i * 170, y1: 0, x2: i * 170 + 26, y2: 0, stroke: color, "stroke-width": 3 }),
+      svg("text", { x: i * 170 + 32, y: 4 }, `passes ${param}`));
+  });
+  legend.append(svg("rect", { x: Object.keys(colors).length * 170, y: -7, width: 26, height: 14, rx: 3, fill: "#1f4e79" }),
+    svg("text", { x: Object.keys(colors).length * 170 + 32, y: 4 }, "head (a search: what a person types)"));
+  root.append(legend);
+  container.replaceChildren(root);
+}
+
+function drawSolutions(container, lib) {
+  const heads = new Set(lib.apis.filter((a) => a.head).map((a) => a.name));
+  container.replaceChildren(...lib.solutions.map((s) => {
+    const path = el("div", { class: "path" });
+    drawPath(path, s.apis, heads);
+    path.append(el("span", { class: "meta" }, `${s.hops}-hop · ${s.combinations.length} combination${s.combinations.length === 1 ? "" : "s"}`));
+    const rows = s.combinations.map((c) => el("tr", {},
+      el("td", {}, el("span", { class: "kind" }, c.kind), " ", c.inputs.join(", "), " → ", el("b", {}, c.output)),
+      el("td", {}, Object.entries(c.examples).map(([lang, q]) => el("div", {},
+        el("button", { type: "button", class: "ask-link", lang, title: "ask this", onclick: () => askFromElsewhere(q) }, q))))));
+    return el("div", { class: "solution", "data-solution": s.solution }, path, el("table", { class: "table combos" }, rows));
+  }));
+}
+
+// --- live -------------------------------------------------------------------------------------------------
+
+function parseMetrics(text) {
+  const samples = [];
+  for (const line of text.split("\n")) {
+    if (!line || line.startsWith("#")) continue;
+    const m = line.match(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/);
+    if (!m) continue;
+    const labels = {};
+    for (const l of (m[2] || "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:\\.|[^"\\])*)"/g)) labels[l[1]] = l[2].replace(/\\(.)/g, "$1");
+    samples.push({ name: m[1], labels, value: Number(m[3]) });
+  }
+  return samples;
+}
+
+function total(samples, name, filter = () => true) {
+  return samples.filter((s) => s.name === name && filter(s.labels)).reduce((sum, s) => sum + s.value, 0);
+}
+
+async function refreshLive() {
+  let samples;
+  try {
+    const response = await fetch("/metrics");
+    if (!response.ok) throw new Error(await failure(response));
+    samples = parseMetrics(await response.text());
+    show($("live-error"), "");
+  } catch (err) {
+    show($("live-error"), err.message.startsWith("Cannot") ? err.message : `Cannot read /metrics: ${err.message}`);
+    return;
+  }
+  const now = performance.now() / 1000;
+  const replica = (samples.find((s) => s.name === "soay_ingress_replica") || { labels: {} }).labels.replica || "?";
+  const snapshot = { t: now, requests: total(samples, "soay_requests_total"), stages: {} };
+  for (const stage of STAGES) {
+    const only = (l) => l.stage === stage;
+    snapshot.stages[stage] = { sum: total(samples, "soay_stage_latency_seconds_sum", only), count: total(samples, "soay_stage_latency_seconds_count", only) };
+  }
+  // each replica has its own counters (a scrape lands on one of them): rates compare a replica with itself
+  const before = state.live[replica];
+  state.live[replica] = snapshot;
+  $("live-replica").textContent = replica;
+  if (before) {
+    const rate = Math.max(0, (snapshot.requests - before.requests) / (now - before.t));
+    state.rates.push(rate);
+    state.rates = state.rates.slice(-60);
+    $("live-rps").textContent = rate.toFixed(2);
+    const max = Math.max(...state.rates, 0.1);
+    $("live-spark").replaceChildren(svg("polyline", { points: state.rates.map((r, i) => `${(i * 300) / 59},${58 - (r / max) * 54}`).join(" ") }));
+  }
+  $("live-inflight").textContent = String(total(samples, "soay_in_flight_requests"));
+  $("live-total").textContent = `${snapshot.requests} requests answered or refused since start`;
+  const produced = total(samples, "soay_log_records_produced_total"), dropped = total(samples, "soay_log_records_dropped_total");
+  const buffered = total(samples, "soay_log_records_buffered"), connections = total(samples, "soay_log_broker_connections");
+  $("live-log").textContent = `${produced} records sent, ${buffered} waiting, ${dropped} dropped; ${connections ? "broker connected" : "no broker connection"}`;
+
+  const means = STAGES.map((stage) => {
+    const s = snapshot.stages[stage], b = before && before.stages[stage];
+    const recent = b && s.count > b.count ? (s.sum - b.sum) / (s.count - b.count) : null;
+    return { stage, recent, overall: s.count ? s.sum / s.count : null, count: s.count };
+  });
+  const longest = Math.max(...means.map((m) => m.overall || 0), 0.001);
+  $("live-stages").replaceChildren(
+    el("tr", {}, el("th", {}, "stage"), el("th", {}, "last interval"), el("th", {}, "since start"), el("th", {}, "calls"), el("th", { style: "width:40%" }, "")),
+    ...means.map((m) => el("tr", {}, el("td", {}, m.stage), el("td", { class: "mono" }, m.recent === null ? "–" : `${m.recent.toFixed(3)} s`),
+      el("td", { class: "mono" }, m.overall === null ? "–" : `${m.overall.toFixed(3)} s`), el("td", { class: "mono" }, String(m.count)),
+      el("td", {}, el("div", { class: "bar", style: `width:${((m.overall || 0) / longest) * 100}%` })))));
+  const models = samples.filter((s) => s.name === "soay_model_info");
+  $("live-models").replaceChildren(el("tr", {}, el("th", {}, "model"), el("th", {}, "checkpoint")),
+    ...models.map((s) => el("tr", {}, el("td", { class: "mono" }, s.labels.model), el("td", { class: "mono" }, s.labels.path))));
+}
+
+// --- start ------------------------------------------------------------------------------------------------
+
+async function start() {
+  try {
+    const response = await call("/page.json");
+    if (!response.ok) throw new Error(await failure(response));
+    state.config = await response.json();
+  } catch (err) {
+    show($("ask-error"), err.message);
+    return;
+  }
+  if (state.config.api_key_required && !localStorage.getItem(KEY_STORE)) askForKey("");
+  for (const e of state.config.examples) {
+    $("examples").append(el("button", { type: "button", class: "example", lang: e.language, onclick: () => ask(e.question) }, e.question));
+  }
+  render(currentView());
+}
+
+start();
