@@ -15,6 +15,11 @@ connects, and again after the producer lost its connections: a restarted broker 
 (the embedded Tansu keeps topics in memory and, without them, acknowledges records it never keeps).
 The producer is not idempotent: a restarted broker forgets producer ids and refuses an idempotent
 producer's next batches (UnknownProducerId), and the consumer's de-duplication makes it unneeded.
+
+With no broker the stream says so once (`soay serve` without `soay broker` is a normal way to try the
+service) and is quiet after that: kafka-python logs every refused connection attempt, several a
+second, so its loggers are raised to CRITICAL in a process that opens a stream; the stream's own
+lines (no broker, reachable again, records back to the buffer) and its counters say what matters.
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ POLL_S = 0.2
 RETRY_S = 1.0
 """Wait before the next attempt after the broker could not be reached or a delivery failed."""
 CLOSE_TIMEOUT_S = 5.0
+KAFKA_LOGGER = "kafka"
+"""kafka-python's logger tree (kafka.net.manager, kafka.net.connection, kafka.admin, ...)."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,8 @@ class LogStream:
         self._topics_ready = False
         self._connections = 0
         self._reachable = True
+        self._ever_connected = False
+        logging.getLogger(KAFKA_LOGGER).setLevel(logging.CRITICAL)  # see the module's docstring
         self.metrics.buffered.set_function(self.pending)
         self.metrics.connections.set_function(lambda: self._connections)
         self._thread = threading.Thread(target=self._run, name="soay-logstream", daemon=True)
@@ -181,14 +190,18 @@ class LogStream:
                     allow_auto_create_topics=False,
                 )
         except Exception as exc:  # noqa: BLE001 - whatever the broker does, the thread lives on and retries
-            if self._reachable:
+            if self._reachable and not self._ever_connected:
+                log.warning("request log disabled: no broker at %s; start `soay broker` or set kafka.bootstrap_servers "
+                            "(up to %d records wait and are sent once a broker answers; beyond that they are dropped "
+                            "and counted in soay_log_records_dropped)", self.settings.bootstrap_servers, self.settings.buffer_records)
+            elif self._reachable:
                 log.warning("log stream: Kafka at %s unreachable (%s); buffering up to %d records",
                             self.settings.bootstrap_servers, exc, self.settings.buffer_records)
             self._reachable = False
             return False
         if not self._reachable:
-            log.warning("log stream: Kafka at %s reachable again", self.settings.bootstrap_servers)
-        self._reachable = True
+            log.warning("log stream: Kafka at %s reachable%s", self.settings.bootstrap_servers, " again" if self._ever_connected else "")
+        self._reachable = self._ever_connected = True
         return True
 
     def _take(self) -> list[Message]:

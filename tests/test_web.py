@@ -1,0 +1,257 @@
+"""The web page in a real browser: headless Chromium (Debian's `chromium`) driven by Playwright,
+against the application that test_serving.py uses (tests/conftest.py `served`, the real Serve app
+with its API key and the log broker).
+
+The model behind the app is small and changes with its recipe, so the page is held to showing
+every stage, the answer, the solution and the code, not to answering right. Screenshots go to
+docs/screenshots/ (the README shows them). Every request the browser makes is recorded: none may
+leave the machine. The broker-absent test needs no app: it runs the ingress's log stream
+(`open_log_stream` with the service's metrics registry) against a port nobody listens on.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from conftest import AUTH, KEY, ROOT, free_port
+from test_logstream import read_until
+
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+ANSWER_S = 120
+"""Longest wait for a question to be answered in the browser (the CI machine has 2 busy cores)."""
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+# --- the browser --------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium from the system (`make install` puts it there), never a downloaded one."""
+    from playwright.sync_api import sync_playwright
+
+    if not CHROMIUM.is_file():
+        pytest.fail(f"{CHROMIUM} is missing: `apt-get install -y chromium` (make install does it as root)")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, served) -> Iterator:
+    """A fresh page (no stored key) whose every request URL is recorded in `page.requested`;
+    after the test, all of them must have gone to this machine."""
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, locale="en-US")
+    tab = context.new_page()
+    tab.requested = []
+    tab.on("request", lambda request: tab.requested.append(request.url))
+    tab.set_default_timeout(ANSWER_S * 1000)
+    yield tab
+    context.close()
+    outside = [u for u in tab.requested if urlsplit(u).hostname not in LOCAL_HOSTS]
+    assert tab.requested and not outside, outside
+
+
+def open_page(tab, url: str, path: str = "/") -> None:
+    """Open a view and give the API key the page asks for."""
+    tab.goto(f"{url}{path}")
+    tab.wait_for_selector("#key-panel:not([hidden])")
+    tab.fill("#key-input", KEY)
+    tab.click("#key-form button")
+    assert tab.is_hidden("#key-panel")
+
+
+def ask_in_page(tab, question: str) -> None:
+    """Type a question, ask it, and wait until it is answered or an error shows."""
+    tab.fill("#question", question)
+    tab.click("#ask-button")
+    tab.wait_for_function("document.querySelector('#stage-answer.done') || !document.querySelector('#ask-error').hidden",
+                          timeout=ANSWER_S * 1000)
+
+
+def assert_answered(tab) -> str:
+    """Every stage done with its time, then the answer, the solution path and the code; the request id."""
+    assert tab.is_hidden("#ask-error"), tab.inner_text("#ask-error")
+    tab.wait_for_selector("#request-id:has-text('request ')")
+    stages = tab.locator(".stages li.done")
+    assert stages.count() == 5
+    assert all(t.strip().endswith(" s") for t in tab.locator(".stages li.done .time").all_inner_texts())
+    assert tab.inner_text("#answer").strip()
+    assert tab.locator("#solution .api").count() >= 1
+    assert "final_result" in tab.inner_text("#code")
+    return tab.inner_text("#request-id").removeprefix("request ").strip()
+
+
+# --- the page in the browser ---------------------------------------------------------------------
+
+def test_questions_in_english_and_chinese_are_answered_stage_by_stage_and_bad_feedback_is_logged(served, log_broker, page):
+    from soay.domains import get_domain
+    from soay.logs import Feedback
+
+    url, settings, test = served
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    open_page(page, url)
+    assert page.locator("#examples .example").count() >= 2  # example questions to click, both languages
+    assert page.locator("#examples .example[lang=zh]").count() >= 1
+
+    english = next(t for t in test if t.language == "en" and t.hops == 2)
+    ask_in_page(page, english.query)
+    assert_answered(page)
+    assert " -> ".join(page.locator("#solution .api").all_inner_texts()) in {str(s) for s in get_domain(settings.data.domain).library}
+    page.screenshot(path=SCREENSHOTS / "ask.png", full_page=True)
+
+    chinese = next(t for t in test if t.language == "zh")
+    ask_in_page(page, chinese.query)
+    request_id = assert_answered(page)
+    page.screenshot(path=SCREENSHOTS / "ask-zh.png", full_page=True)
+
+    page.click("#bad")
+    page.wait_for_selector("#feedback-status:has-text('recorded as bad')")
+    records = read_until(log_broker[-1].bootstrap, settings.kafka.feedback_topic,
+                         lambda rs: request_id in {Feedback.decode(r.value).request_id for r in rs})
+    assert [Feedback.decode(r.value).verdict for r in records if Feedback.decode(r.value).request_id == request_id] == ["bad"]
+
+
+def test_an_empty_and_a_1mb_question_show_a_message_not_json(served, page):
+    url, _, _ = served
+    open_page(page, url)
+    ask_in_page(page, "   ")
+    message = page.inner_text("#ask-error")
+    assert "(422)" in message and "query is empty" in message and not message.lstrip().startswith("{")
+
+    page.eval_on_selector("#question", "(box) => { box.value = 'x'.repeat(1_000_000); }")
+    page.click("#ask-button")
+    page.wait_for_selector("#ask-error:has-text('(413)')")
+    message = page.inner_text("#ask-error")
+    assert "larger than" in message and not message.lstrip().startswith("{")
+    page.screenshot(path=SCREENSHOTS / "error.png")
+
+
+def test_library_view_draws_every_api_and_its_examples_ask(served, page):
+    from soay.domains import get_domain
+
+    url, settings, _ = served
+    domain = get_domain(settings.data.domain)
+    open_page(page, url, "/library")
+    page.wait_for_selector("#graph svg")
+    drawn = {api: page.locator(f"#graph g.node[data-api='{api}'] text").inner_text() for api in (a.name for a in domain.spec.apis)}
+    assert drawn == {a.name: a.name for a in domain.spec.apis}
+    assert page.locator("#graph path.edge").count() == len({(s, c.dst) for s, cs in domain.library.graph.edges.items() for c in cs})
+    assert page.locator("#solutions .solution").count() == len(domain.library)
+    page.screenshot(path=SCREENSHOTS / "library.png")
+
+    example = page.locator("#solutions .ask-link").first
+    question = example.inner_text()
+    example.click()
+    assert urlsplit(page.url).path == "/" and page.input_value("#question") == question
+    page.wait_for_function("document.querySelector('#stage-answer.done') || !document.querySelector('#ask-error').hidden",
+                           timeout=ANSWER_S * 1000)
+    assert_answered(page)
+
+
+def test_live_view_shows_rates_stage_latencies_and_models(served, page):
+    url, settings, test = served
+    httpx.post(f"{url}/v1/ask", json={"query": test[0].query}, headers=AUTH, timeout=ANSWER_S)
+    open_page(page, url, "/live")
+    page.wait_for_function("document.querySelector('#live-rps').textContent !== '–'", timeout=30_000)  # two scrapes: a rate
+    stages = page.inner_text("#live-stages")
+    assert all(stage in stages for stage in ("retrieve", "plan", "code", "execute", "answer")) and " s" in stages
+    models = page.inner_text("#live-models")
+    assert settings.serve.planner_model in models and settings.serve.coder_model in models
+    page.screenshot(path=SCREENSHOTS / "live.png")
+
+
+# --- the page's endpoints over HTTP ------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "body",
+    [{"query": ""}, {"query": "   "}, {"query": "x" * 1_000_000}, {"query": 42}, {"query": ["who"]}, {"question": "who?"},
+     {"query": "who?", "extra": 1}, {"query": "x" * 5000}],
+)  # fmt: skip
+def test_the_stream_refuses_bad_input_as_the_api_does(served, body):
+    url, _, _ = served
+    api = httpx.post(f"{url}/v1/ask", json=body, headers=AUTH, timeout=30)
+    stream = httpx.post(f"{url}/v1/ask/stream", json=body, headers=AUTH, timeout=30)
+    assert 400 <= api.status_code < 500
+    assert (stream.status_code, stream.json()["error"]) == (api.status_code, api.json()["error"])
+
+
+def test_page_files_are_public_and_its_data_needs_the_key(served):
+    url, _, _ = served
+    for path in ("/", "/library", "/live", "/page.json", "/static/app.js", "/static/app.css"):
+        assert httpx.get(f"{url}{path}", timeout=30).status_code == 200, path
+    assert httpx.get(f"{url}/page.json", timeout=30).json()["api_key_required"] is True
+    for path in ("/static/missing.js", "/static/../page.py", "/static/%2e%2e/page.py"):
+        assert httpx.get(f"{url}{path}", timeout=30).status_code == 404, path
+    assert httpx.get(f"{url}/v1/library", timeout=30).status_code == 401
+    assert httpx.post(f"{url}/v1/ask/stream", json={"query": "who?"}, timeout=30).status_code == 401
+    malformed = httpx.post(f"{url}/v1/ask/stream", content=b'{"query": ', headers={**AUTH, "content-type": "application/json"}, timeout=30)
+    assert malformed.status_code == 400 and "json" in malformed.json()["error"].lower()
+    library = httpx.get(f"{url}/v1/library", headers=AUTH, timeout=30).json()
+    assert library["solutions"] and all(c["examples"] for s in library["solutions"] for c in s["combinations"])
+
+
+def test_the_stream_sends_each_stage_then_the_record(served):
+    url, _, test = served
+    with httpx.stream("POST", f"{url}/v1/ask/stream", json={"query": test[0].query}, headers=AUTH, timeout=ANSWER_S) as response:
+        assert response.status_code == 200 and response.headers["content-type"].startswith("application/x-ndjson")
+        events = [json.loads(line) for line in response.iter_lines() if line]
+    assert [e.get("stage") for e in events[:-1]] == ["retrieve", "plan", "code", "execute", "answer"]
+    record = events[-1]["record"]
+    assert events[-1]["type"] == "record" and record["request_id"] == response.headers["x-request-id"]
+    assert (events[1]["solution"], events[2]["code"], events[4]["answer"]) == (record["solution"], record["code"], record["answer"])
+    assert {e["stage"]: e["seconds"] for e in events[:-1]} == record["timings"]
+
+
+# --- no broker ---------------------------------------------------------------------------------------
+
+def test_without_a_broker_the_log_stream_warns_once_counts_drops_and_delivers_once_one_appears(caplog):
+    """The ingress's log stream, configured as the ingress configures it, against a port nobody
+    listens on while requests keep being logged: one warning line in all, drops counted in the
+    service's /metrics registry; a broker started on that port then gets the buffered records."""
+    from cluster.broker import start_broker
+    from serving.logstream import open_log_stream
+    from serving.metrics import PipelineMetrics
+    from soay.logs import RequestLog
+    from soay.settings import Settings
+
+    caplog.set_level(logging.DEBUG)  # everything any logger lets through is seen
+    port = free_port()
+    settings = Settings(kafka={"bootstrap_servers": f"127.0.0.1:{port}", "buffer_records": 4})
+    metrics = PipelineMetrics("no-broker-test")
+    stream = open_log_stream(settings.kafka, metrics.registry)
+    ids = []
+    try:
+        for n in range(50):  # 10 s of traffic, 5 records a second; the stream gives up on a bootstrap after 5 s
+            ids.append(f"no-broker-{n}")
+            stream.log_request(RequestLog(request_id=ids[-1], endpoint="/v1/ask", query=f"question {n}", status="ok"))
+            time.sleep(0.2)
+        noisy = [r for r in caplog.records if r.levelno >= logging.WARNING]
+        assert [r.getMessage().split(";")[0] for r in noisy] == [f"request log disabled: no broker at 127.0.0.1:{port}"], noisy
+        assert "start `soay broker` or set kafka.bootstrap_servers" in noisy[0].getMessage()
+        assert not [r for r in caplog.records if r.name.startswith("kafka")]
+        dropped = metrics.registry.get_sample_value("soay_log_records_dropped_total", {"topic": settings.kafka.requests_topic})
+        assert dropped == len(ids) - settings.kafka.buffer_records
+        assert "soay_log_records_dropped_total" in metrics.render().decode()
+
+        broker = start_broker(port=port)
+        try:
+            records = read_until(broker.bootstrap, settings.kafka.requests_topic, lambda rs: len(rs) >= settings.kafka.buffer_records)
+            assert {RequestLog.decode(r.value).request_id for r in records} == set(ids[: settings.kafka.buffer_records])
+        finally:
+            broker.stop()
+    finally:
+        stream.close(timeout=1.0)
