@@ -16,11 +16,11 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, Field, RootModel, create_model
 
 from serving.http_limits import BodySizeLimit
 from soay.environment.base import ApiCallError, Environment
-from soay.spec import Api, ApiSpec
+from soay.spec import Api, ApiSpec, Attribute
 
 _PY_TYPES: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool, "list[str]": list[str]}
 
@@ -30,8 +30,43 @@ def request_model(api: Api) -> type[BaseModel]:
     fields: dict[str, Any] = {}
     for p in api.params:
         typ = str if p.ref else _PY_TYPES[p.type]
-        fields[p.name] = (typ, ...) if p.required else (typ | None, None)
+        info = Field(description=p.description) if p.required else Field(None, description=p.description)
+        fields[p.name] = (typ if p.required else typ | None, info)
     return create_model(f"{api.name}Request", __config__=ConfigDict(extra="forbid", strict=True), **fields)
+
+
+class ApiError(BaseModel):
+    """The body of every 4xx the clone answers."""
+
+    error: str
+
+
+def response_model(api: Api) -> Any:
+    """The type of what one API returns, with the spec's attribute descriptions.
+
+    It is what makes the clone's OpenAPI document say as much as the spec (shape, types,
+    descriptions), so that importing the document (`soay spec import`) gives the spec back.
+    Attributes are optional: a record may lack a value (a movie with no director).
+    """
+    if api.returns == "values":
+        attr = api.attributes[0]
+        item = _PY_TYPES[attr.type.removeprefix("list[").removesuffix("]")] if attr.type.startswith("list[") else _PY_TYPES.get(attr.type, str)
+        # the attribute's name travels as the schema's title
+        namespace = {"__doc__": attr.description, "model_config": ConfigDict(title=attr.name)}
+        return type(f"{api.name}Values", (RootModel[list[item]],), namespace)  # type: ignore[valid-type]
+    record = _record_model(f"{api.name}Record", api.attributes, api.description)
+    return list[record] if api.returns == "records" else record
+
+
+def _record_model(name: str, attributes: tuple[Attribute, ...], description: str) -> type[BaseModel]:
+    fields: dict[str, Any] = {}
+    for a in attributes:
+        if a.type == "records":
+            typ: Any = list[_record_model(f"{name}_{a.name}", a.attributes, a.description)]  # type: ignore[misc]
+        else:
+            typ = str if a.ref else _PY_TYPES[a.type]
+        fields[a.name] = (typ | None, Field(None, description=a.description))
+    return create_model(name, __doc__=description, **fields)
 
 
 def create_app(spec: ApiSpec, open_env: Callable[[], Environment], max_body_bytes: int = 65_536) -> Any:
@@ -55,22 +90,23 @@ def create_app(spec: ApiSpec, open_env: Callable[[], Environment], max_body_byte
         calls.labels(api, str(status)).inc()
         return JSONResponse({"error": "; ".join(errors)}, status_code=status)
 
-    @app.get("/healthz")
+    # the service's own routes stay out of the OpenAPI document, which describes the APIs only
+    @app.get("/healthz", include_in_schema=False)
     def healthz() -> dict[str, str]:
         return {"status": "ok", "domain": spec.domain}
 
-    @app.get("/spec")
+    @app.get("/spec", include_in_schema=False)
     def get_spec() -> dict[str, Any]:
         return spec.model_dump(mode="json")
 
-    @app.get("/metrics")
+    @app.get("/metrics", include_in_schema=False)
     def metrics() -> PlainTextResponse:
         return PlainTextResponse(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
     for api in spec.apis:
         _add_route(app, api, env, calls, latency)
 
-    @app.api_route("/api/{name}", methods=["GET", "POST", "PUT", "DELETE", "PATCH"])
+    @app.api_route("/api/{name}", methods=["GET", "POST", "PUT", "DELETE", "PATCH"], include_in_schema=False)
     def unknown(name: str) -> JSONResponse:
         status, msg = (405, f"use POST for {name}") if name in spec.by_name else (404, f"no API named {name!r}")
         calls.labels("unknown" if status == 404 else name, str(status)).inc()
@@ -95,4 +131,14 @@ def _add_route(app: FastAPI, api: Api, env: Callable[[], Environment], calls: Co
 
     # the body type is only known at run time; FastAPI reads it from the annotations
     endpoint.__annotations__ = {"body": model, "return": Any}
-    app.add_api_route(f"/api/{api.name}", endpoint, methods=["POST"], name=api.name, summary=api.description)
+    app.add_api_route(
+        f"/api/{api.name}",
+        endpoint,
+        methods=["POST"],
+        name=api.name,
+        operation_id=api.name,
+        summary=api.name,
+        description=api.description,
+        response_model=response_model(api),
+        responses={400: {"model": ApiError, "description": "the API rejects the arguments"}},
+    )
