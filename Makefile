@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: install demo test bench clean
+.PHONY: install browser demo test bench clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -18,10 +18,15 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# The page's browser test (tests/test_web.py) drives Debian's Chromium through Playwright (never a
+# downloaded browser); a CJK font draws the Chinese questions. Installs once, as root (CI).
+browser:
+	dpkg -s chromium fonts-wqy-microhei >/dev/null 2>&1 || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-wqy-microhei)
+
 demo: install
 	$(VENV)/bin/soay demo
 
-test: install
+test: install browser
 	$(PY) -m pytest -q
 
 bench: install

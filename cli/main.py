@@ -489,9 +489,11 @@ def ask_cmd(
 def demo(
     out: Path | None = typer.Option(None, help="Data root for the demo (default data.root)."),
     recipe: Path = typer.Option(DEFAULT_RECIPE, "--recipe", help="SFT recipe of the CPU default model."),
+    keep_serving: bool = typer.Option(False, "--serve", help="Keep the service and its web page running after the demo, until Ctrl-C."),
 ) -> None:
     """Run the main job on the embedded defaults: corpus -> solutions -> verified triplets ->
-    CPU default model trained on Ray Train -> SoAyEval -> index -> serve -> sample questions."""
+    CPU default model trained on Ray Train -> SoAyEval -> index -> serve -> sample questions;
+    ends with the web page's address (and, with --serve, keeps serving it)."""
     import ray
 
     from soay.domains import get_domain
@@ -520,12 +522,15 @@ def demo(
     typer.echo((run_dir / "eval" / "eval.md").read_text())
 
     s = s.model_copy(update={"serve": s.serve.model_copy(update={"model_dir": Path(record["checkpoint"])})})
-    _serve_samples(s, report.dataset_path)
-    typer.echo(f"== demo finished in {time.perf_counter() - started:.0f} s (Score {evaluation['score']})")
+    serve_line = f"{f'SOAY_DATA__ROOT={s.data.root} ' if out else ''}soay serve --model {record['checkpoint']}"
+    _serve_samples(s, report.dataset_path, keep_serving, serve_line,
+                   lambda: f"== demo finished in {time.perf_counter() - started:.0f} s (Score {evaluation['score']})")
 
 
-def _serve_samples(s: Settings, dataset: Path) -> None:
-    """Index the exemplars, start the Serve application, answer sample questions, shut it down."""
+def _serve_samples(s: Settings, dataset: Path, keep_serving: bool, serve_line: str, finished: Callable[[], str]) -> None:
+    """Index the exemplars, start the Serve application, answer sample questions, say where the
+    page is, then shut it down (with `keep_serving`, on Ctrl-C or SIGTERM): a person's next step
+    after the demo is to open the page and ask."""
     import httpx
     import ray
     from ray import serve
@@ -557,6 +562,13 @@ def _serve_samples(s: Settings, dataset: Path) -> None:
                 continue
             timings = ", ".join(f"{k} {v:.2f}s" for k, v in record["timings"].items())
             typer.echo(f"[{hops}-hop, {language}] {question}\n  solution: {record['solution']}\n  answer: {record['answer']}\n  ({timings})")
+        typer.echo(finished())
+        if keep_serving:
+            typer.echo(f"== the web page: {url}/ (ask, library, live); serving until Ctrl-C")
+            _stop_on_signal().wait()
+        else:
+            typer.echo(f"== the web page was at {url}/ while the demo served; the service stops with the demo. "
+                       f"Keep it running with `soay demo --serve`, or start it again with\n  {serve_line}\nand open {url}/")
     finally:
         serve.shutdown()
         ray.shutdown()
