@@ -347,10 +347,19 @@ def _snippet_line(exc: BaseException) -> int | None:
 class _Server:
     """Runs snippets in forked children against one environment's APIs."""
 
-    def __init__(self, apis: dict[str, _Api], limits: Limits, inherited_fds: tuple[int, ...]):
+    def __init__(
+        self,
+        apis: dict[str, _Api],
+        limits: Limits,
+        inherited_fds: tuple[int, ...],
+        on_snippet: Callable[[], Any] | None = None,
+    ):
         self._apis = apis
         self._limits = limits
         self._inherited_fds = inherited_fds
+        # An environment's `begin_snippet` (e.g. a live API's per-snippet request budget), called
+        # in the child before each snippet, since one child runs a whole batch.
+        self._on_snippet = on_snippet
 
     def run_batch(self, codes: list[str]) -> list[dict[str, Any]]:
         """Execute snippets one after another in a child, each under its own limits.
@@ -461,6 +470,8 @@ class _Server:
     def _execute(self, code: str) -> dict[str, Any]:
         """In the child: check and run the code under its timers, return the outcome to report."""
         limits = self._limits
+        if self._on_snippet is not None:
+            self._on_snippet()
         calls: list[dict[str, Any]] = []
         output = _BoundedOutput(limits.max_output_bytes)
         namespace: dict[str, Any] = {"__builtins__": with_print(output.print)}
@@ -572,7 +583,7 @@ def main() -> None:
     # Everything built so far is long-lived; keeping the GC off it means forked children do
     # not touch (and so copy) its pages.
     gc.freeze()
-    server = _Server(apis, limits, inherited_fds=(proto_in, proto_out))
+    server = _Server(apis, limits, inherited_fds=(proto_in, proto_out), on_snippet=getattr(env, "begin_snippet", None))
     while True:
         message = recv_frame(proto_in)
         if message is None or message.get("op") not in ("run", "run_batch"):
