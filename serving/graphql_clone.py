@@ -20,7 +20,7 @@ from ariadne.asgi import GraphQL
 from graphql import GraphQLError
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
-from starlette.routing import Mount, Route
+from starlette.routing import Route
 
 from soay.environment.base import ApiCallError, Environment
 from soay.spec import Api, ApiSpec, Attribute
@@ -96,7 +96,7 @@ def create_graphql_app(spec: ApiSpec, open_env: Callable[[], Environment]) -> St
     async def healthz(_request: Any) -> JSONResponse:
         return JSONResponse({"status": "ok", "domain": spec.domain})
 
-    return Starlette(routes=[Route("/healthz", healthz), Mount("/graphql", GraphQL(schema, debug=False))])
+    return Starlette(routes=[Route("/healthz", healthz), Route("/graphql", GraphQL(schema, debug=False), methods=["GET", "POST"])])
 
 
 def main(argv: list[str] | None = None) -> None:

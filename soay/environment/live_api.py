@@ -127,7 +127,9 @@ class LiveApiEnvironment(SpecDispatch):
     def _http(self) -> httpx.Client:
         """One client per process: a connection pool must not cross the sandbox's fork."""
         if self._client is None or self._pid != os.getpid():
-            self._client = httpx.Client(base_url=self.options.base_url.rstrip("/"), headers=self.headers, timeout=self.options.timeout_s)
+            self._client = httpx.Client(
+                base_url=self.options.base_url.rstrip("/"), headers=self.headers, timeout=self.options.timeout_s, follow_redirects=True
+            )
             self._pid = os.getpid()
         return self._client
 

@@ -68,7 +68,7 @@ def read_response(binding: dict[str, Any], api: str, response: httpx.Response) -
         raise ApiCallError(f"{api}: {message or response.text[:300]} (HTTP {response.status_code})")
     if binding["protocol"] == "graphql":
         if not isinstance(body, dict):
-            raise TransientError("the GraphQL endpoint did not answer JSON")
+            raise ApiCallError(f"{api}: the GraphQL endpoint did not answer JSON (HTTP {response.status_code})")
         if body.get("errors"):
             raise ApiCallError(f"{api}: {'; '.join(str(e.get('message', e)) for e in body['errors'])}")
         return (body.get("data") or {}).get(binding["apis"][api]["field"])

@@ -54,7 +54,7 @@ def read_document(location: str | Path) -> Document:
     return classify(raw, str(path), path.resolve().as_uri(), json_only=path.suffix.lower() == ".json")
 
 
-def classify(raw: str, origin: str, base_uri: str = "", json_only: bool = False) -> Document:
+def classify(raw: str, origin: str, base_uri: str = "", json_only: bool = False, allow_sdl: bool = True) -> Document:
     """Tell an OpenAPI document, a GraphQL introspection result and GraphQL SDL apart by content."""
     data: Any = None
     try:
@@ -75,7 +75,7 @@ def classify(raw: str, origin: str, base_uri: str = "", json_only: bool = False)
         if "__schema" in schema:
             return Document("graphql-introspection", origin, schema, base_uri)
         raise SpecImportError(f"{origin} is not an OpenAPI 3 document (no `openapi` field) nor a GraphQL schema")
-    if _looks_like_sdl(raw):
+    if allow_sdl and _looks_like_sdl(raw):
         return Document("graphql-sdl", origin, raw, base_uri)
     raise SpecImportError(f"{origin} is not an OpenAPI 3 document (JSON or YAML) nor a GraphQL schema (SDL)")
 
@@ -103,9 +103,10 @@ def _read_url(url: str) -> Document:
     try:
         with httpx.Client(timeout=INTROSPECTION_QUERY_TIMEOUT_S, follow_redirects=True) as client:
             response = client.get(url, headers={"accept": "application/json, application/yaml, */*"})
-            if response.status_code == 200 and len(response.content) <= MAX_DOCUMENT_BYTES:
+            media = response.headers.get("content-type", "")
+            if response.status_code == 200 and len(response.content) <= MAX_DOCUMENT_BYTES and "html" not in media:
                 try:
-                    return classify(response.text, url, url)
+                    return classify(response.text, url, url, allow_sdl="graphql" in media or "text/plain" in media)
                 except SpecImportError:
                     pass
             response = client.post(url, json={"query": INTROSPECTION_QUERY})
