@@ -34,6 +34,8 @@ corpus_app = typer.Typer(help="Build and inspect API-environment corpora.", no_a
 api_app = typer.Typer(help="The HTTP clone of a domain's APIs.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(api_app, name="api")
+spec_app = typer.Typer(help="Bring your own API: import OpenAPI or GraphQL, generate triplets through it.", no_args_is_help=True)
+app.add_typer(spec_app, name="spec")
 
 DEFAULT_RECIPE = Path(__file__).resolve().parents[1] / "configs" / "sft" / "cpu_full.yaml"
 USER_ERRORS = (ValueError, KeyError, FileNotFoundError, FileExistsError, ValidationError, OSError)
@@ -164,6 +166,76 @@ def api_serve(
         fail(f"corpus {path} does not exist")
     asgi = create_app(d.spec, lambda: d.open_environment(path), s.api_server.max_body_bytes)
     uvicorn.run(asgi, host=s.api_server.host, port=s.api_server.port, log_level="warning")
+
+
+@spec_app.command("import")
+@user_errors
+def spec_import(
+    document: str = typer.Argument(..., help="OpenAPI 3.0/3.1 (JSON or YAML) or GraphQL SDL file, or an http(s) URL serving either."),
+    out: Path | None = typer.Option(None, help="Spec YAML to write (default specs/<domain>.yaml); binding and intents go beside it."),
+    domain: str | None = typer.Option(None, help="Domain name (default: from the document's title)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Import an API document as a spec to review and commit, with its binding and generated intents."""
+    from soay.importers import import_document, write_import
+
+    result = import_document(document, domain=domain)
+    paths = write_import(result, out or Path("specs") / f"{result.spec.domain}.yaml")
+    summary = result.summary() | {"files": {k: str(v) for k, v in paths.items()}}
+    if as_json:
+        typer.echo(json.dumps(summary, ensure_ascii=False))
+        return
+    typer.echo(
+        f"{summary['domain']}: {summary['apis']} APIs, {len(summary['entities'])} entities, heads {', '.join(summary['heads'])}, "
+        f"{summary['solutions']} solutions, {summary['combinations']} combinations"
+    )
+    for problem in summary["not_imported"]:
+        typer.echo(f"  not imported: {problem}")
+    typer.echo(f"wrote {paths['spec']} (review the `# inferred:` lines), {paths['binding']}, {paths['intents']}")
+
+
+@spec_app.command("generate")
+@user_errors
+def spec_generate(
+    spec: Path = typer.Argument(..., help="A spec written by `soay spec import` (its binding and intents beside it)."),
+    base_url: str | None = typer.Option(None, help="The live API's base URL (default live_api.base_url)."),
+    out: Path | None = typer.Option(None, help="Dataset directory (default <data.root>/<domain>/dataset)."),
+    train: int | None = typer.Option(None, "--train-per-combination", min=1, help="Training triplets per combination."),
+    test: int | None = typer.Option(None, "--test-per-combination", min=1, help="Test triplets per combination."),
+    overwrite: bool = typer.Option(False, help="Replace an existing dataset."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Generate verified triplets through a live API: questions from the imported intents, heads sampled from the API."""
+    from soay.environment.live_api import LiveApiOptions
+    from soay.spec import load_spec
+    from training.live_generate import generate_live
+
+    s = load_settings(**{"data.train_per_combination": train, "data.test_per_combination": test, "live_api.base_url": base_url})
+    live = s.live_api
+    if not live.base_url:
+        fail("give the API's address with --base-url (or live_api.base_url)")
+    domain = load_spec(spec).domain
+    target = out or s.data.dataset_path(domain)
+    options = LiveApiOptions(
+        spec_path=str(spec.resolve()),
+        base_url=live.base_url,
+        auth_header=live.auth_header,
+        timeout_s=live.timeout_s,
+        attempts=live.attempts,
+        backoff_s=live.backoff_s,
+        cache_path=str(Path(target).resolve().parent / "api-cache.sqlite"),
+        cache_ttl_s=live.cache_ttl_s,
+        requests_per_snippet=live.requests_per_snippet,
+        sample_size=live.sample_size,
+    )
+    report = generate_live(spec, options, s, Path(target), overwrite=overwrite, show_progress=sys.stderr.isatty() or not as_json)
+    if as_json:
+        typer.echo(json.dumps({"kept": report.kept, "counts": report.manifest.counts(), "seconds": round(report.seconds, 2),
+                               "stats": report.stats, "api": report.api, "dataset_path": str(report.dataset_path)}))
+        return
+    typer.echo(f"{report.kept} verified triplets ({', '.join(f'{k} {v}' for k, v in sorted(report.manifest.counts().items()))}) in {report.seconds:.1f} s")
+    typer.echo(f"API: {json.dumps(report.api)}; unavailable calls: {report.stats.get('api_unavailable', 0)}")
+    typer.echo(f"dataset version {report.manifest.version} at {report.dataset_path}")
 
 
 @app.command("generate")

@@ -273,6 +273,25 @@ class BaseModelSettings(Section):
         return self.cache_dir or data.root / "models"
 
 
+class LiveApiSettings(Section):
+    """A live service behind a spec imported with `soay spec import` (soay/environment/live_api.py)."""
+
+    base_url: str | None = None
+    auth_header: str | None = None
+    """`Name: value` sent with every request, e.g. `Authorization: Bearer TOKEN`; better given as
+    SOAY_LIVE_API__AUTH_HEADER than written into a file."""
+    timeout_s: float = Field(10.0, gt=0)
+    attempts: int = Field(4, ge=1)
+    """Tries per call; 429, 5xx and time-outs are retried with exponential back-off."""
+    backoff_s: float = Field(0.2, ge=0)
+    requests_per_snippet: int = Field(200, ge=1)
+    """HTTP requests one generated snippet may cause (cache hits are free)."""
+    cache_ttl_s: float | None = None
+    """How long a cached answer stays valid; null: for the whole life of the cache file."""
+    sample_size: int = Field(200, ge=1)
+    """Head entities sampled from the service's searches or lists."""
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SOAY_", env_nested_delimiter="__", extra="forbid")
 
@@ -287,6 +306,7 @@ class Settings(BaseSettings):
     kafka: KafkaSettings = KafkaSettings()
     enlarge: EnlargeSettings = EnlargeSettings()
     retrain: RetrainSettings = RetrainSettings()
+    live_api: LiveApiSettings = LiveApiSettings()
 
     @model_validator(mode="after")
     def _serve_the_promoted_model(self) -> Settings:
