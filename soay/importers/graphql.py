@@ -26,6 +26,8 @@ from graphql import (
     get_introspection_query,
 )
 
+from graphql.pyutils import Undefined
+
 from soay.importers.drafts import DocumentDraft, FieldDraft, OperationDraft, ParamDraft, ScalarKind
 from soay.importers.errors import Problem, SpecImportError
 from soay.importers.source import Document
@@ -111,7 +113,7 @@ def _operation(name: str, field: GraphQLField) -> OperationDraft:
     params: list[ParamDraft] = []
     for arg_name, arg in field.args.items():
         _, required = _unwrap(arg.type)
-        required = required and arg.default_value is None
+        required = required and arg.default_value is Undefined
         try:
             typ = _scalar(arg.type, f"argument {arg_name!r}")
         except _Unsupported as e:
@@ -151,7 +153,7 @@ def _fields(obj: GraphQLObjectType, notes: list[str], depth: int) -> tuple[list[
     selection: list[str] = []
     for name, field in obj.fields.items():
         where = f"{obj.name}.{name}"
-        if any(isinstance(a.type, GraphQLNonNull) and a.default_value is None for a in field.args.values()):
+        if any(isinstance(a.type, GraphQLNonNull) and a.default_value is Undefined for a in field.args.values()):
             notes.append(f"left out: {where} needs arguments")
             continue
         typ, _ = _unwrap(field.type)
