@@ -9,6 +9,7 @@ evaluated on wording the model never saw. Tuning reads validation; only reports 
 from __future__ import annotations
 
 import hashlib
+from itertools import zip_longest
 
 from soay.combinations import Combination
 
@@ -45,16 +46,20 @@ def held_out(combination: Combination, language: str, index: int) -> bool:
 def phrasings_for(combination: Combination, split: str, extra: dict[str, list[str]] | None = None) -> list[tuple[str, int, str]]:
     """(language, index, template) usable in `split`.
 
-    An evaluation split uses the training phrasings and its own held-out ones (first, so that
-    even a small split has them), never the other split's; training uses all but the held-out
+    An evaluation split alternates its own held-out phrasings with the training ones (so half of
+    its cases, and the first of even a small split, are worded as nothing in training), never
+    uses the other evaluation split's; training uses all but the held-out
     ones plus any extra (teacher) paraphrases, which are indexed after the written ones.
     """
     if split in HELD_OUT_SPLITS:
-        usable = [
-            (lang, i, t) for lang, ts in combination.phrasings.items() for i, t in enumerate(ts)
-            if held_out_for(combination, lang, i) in (None, split)
-        ]
-        return sorted(usable, key=lambda p: held_out_for(combination, p[0], p[1]) != split)
+        by_language = [[(lang, i, t) for i, t in enumerate(ts)] for lang, ts in combination.phrasings.items()]
+        phrasings = [p for group in zip_longest(*by_language) for p in group if p is not None]  # languages alternate too
+        own = [p for p in phrasings if held_out_for(combination, p[0], p[1]) == split]
+        seen = [p for p in phrasings if not held_out(combination, p[0], p[1])]
+        if not own:
+            return seen
+        # alternate: half of an evaluation split's cases are worded as nothing in training
+        return [p for k, s in enumerate(seen) for p in (own[k % len(own)], s)]
     out: list[tuple[str, int, str]] = []
     for language, templates in combination.phrasings.items():
         out.extend((language, i, t) for i, t in enumerate(templates) if not held_out(combination, language, i))
