@@ -2,7 +2,8 @@
 
 `build_app` composes it from the settings, one autoscaled Serve deployment per stage; the ingress
 is the HTTP layer (`POST /v1/ask`, OpenAI-compatible `POST /v1/chat/completions` with streaming,
-`GET /healthz`, `GET /metrics`) and walks each question through the stages over deployment handles:
+`GET /healthz`, `GET /metrics`, and the web page at `GET /` with its streaming ask, serving/page.py)
+and walks each question through the stages over deployment handles:
 
 - retriever: the nearest training exemplars (query, solution, code) of the question;
 - planner: an LLM deployment that scores the library solutions of the retrieved exemplars (ordered

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from functools import cache
 from pathlib import Path
@@ -32,6 +33,8 @@ from soay.domains import Domain, get_domain
 
 if TYPE_CHECKING:
     from serving.app import Ingress
+
+log = logging.getLogger(__name__)
 
 WEB_DIR = Path(__file__).parent / "web"
 VIEWS = ("/", "/library", "/live")
@@ -131,7 +134,7 @@ def stage_event(stage: str, seconds: float, made: Any) -> dict[str, Any]:
     if stage == "retrieve":
         event["exemplars"] = len(made)
     elif stage == "plan":
-        event["solution"] = made
+        event.update(solution=made.solution, combination=made.combination)
     elif stage == "code":
         event["code"] = made
     elif stage == "execute":
@@ -156,6 +159,10 @@ async def stream_ask(ingress: Ingress, query: str, request_id: str) -> AsyncIter
         except StageFailed as exc:
             ingress.metrics.requests.labels(STREAM_ENDPOINT, str(exc.status)).inc()
             events.put_nowait({"type": "error", "status": exc.status, "error": f"{exc.stage} failed: {exc.message}"})
+        except Exception as exc:  # noqa: BLE001 - the response has started: the error can only be an event
+            log.exception("streamed ask %s failed", request_id)
+            ingress.metrics.requests.labels(STREAM_ENDPOINT, "500").inc()
+            events.put_nowait({"type": "error", "status": 500, "error": f"{type(exc).__name__}: {exc}"})
         finally:
             events.put_nowait(None)
 

@@ -166,23 +166,27 @@ async function ask(question) {
   $("progress").hidden = false;
   resetStages();
   button.disabled = true;
+  let started = false; // refused before any stage ran: no stage failed, the progress goes away
   try {
     const response = await call("/v1/ask/stream", { method: "POST", body: JSON.stringify({ query: question }) });
     if (!response.ok) throw new Error(await failure(response));
+    started = true;
     state.requestId = response.headers.get("x-request-id");
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
-    let buffered = "";
+    let buffered = "", last = null;
     for (;;) {
       const { value, done } = await reader.read();
       buffered += decoder.decode(value || new Uint8Array(), { stream: !done });
       const lines = buffered.split("\n");
       buffered = lines.pop();
-      for (const line of lines.filter((l) => l.trim())) handle(JSON.parse(line));
+      for (const line of lines.filter((l) => l.trim())) handle((last = JSON.parse(line)));
       if (done) break;
     }
+    if (!last || last.type === "stage") throw new Error("The answer stopped half-way (the connection closed). Try again.");
   } catch (err) {
-    stageFailed();
+    if (started) stageFailed();
+    else $("progress").hidden = true;
     show($("ask-error"), err.message);
   } finally {
     button.disabled = false;
@@ -219,7 +223,7 @@ function cell(value) {
 function renderResult(container, result, ok) {
   container.replaceChildren();
   if (!ok && (result === null || result === undefined)) {
-    container.append(el("span", { class: "muted" }, "no result (the code did not finish)"));
+    container.append(el("span", { class: "muted" }, "no result: the program failed"));
   } else if (Array.isArray(result) && result.length && result.every((r) => r && typeof r === "object" && !Array.isArray(r))) {
     const columns = [...new Set(result.flatMap((r) => Object.keys(r)))];
     const rows = result.slice(0, RESULT_ROWS).map((r) => el("tr", {}, columns.map((c) => el("td", {}, cell(r[c])))));
