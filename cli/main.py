@@ -22,6 +22,8 @@ import typer
 from pydantic import ValidationError
 
 from soay.settings import CONFIG_ENV, Settings
+from soay.heads import HEADS_FILE, is_model_dir
+from training.base_model import BaseModelError
 
 app = typer.Typer(
     name="soay",
@@ -37,8 +39,13 @@ app.add_typer(api_app, name="api")
 spec_app = typer.Typer(help="Bring your own API: import OpenAPI or GraphQL, generate triplets through it.", no_args_is_help=True)
 app.add_typer(spec_app, name="spec")
 
-DEFAULT_RECIPE = Path(__file__).resolve().parents[1] / "configs" / "sft" / "cpu_full.yaml"
-USER_ERRORS = (ValueError, KeyError, FileNotFoundError, FileExistsError, ValidationError, OSError)
+DEFAULT_RECIPE = Path(__file__).resolve().parents[1] / "configs" / "heads.yaml"
+"""The CPU default: heads on the pretrained base. configs/sft/cpu_full.yaml is the from-scratch
+recipe kept for comparison; configs/sft/lora.yaml and gpu_zero3.yaml fine-tune a base on Ray Train."""
+DEMO_EVAL_CASES = 240
+"""Cases of the demo's evaluation: enough for every hop and language, short enough for the demo's budget."""
+PARAPHRASES = Path(__file__).resolve().parents[1] / "benchmarks" / "paraphrases.yaml"
+USER_ERRORS = (ValueError, KeyError, FileNotFoundError, FileExistsError, ValidationError, OSError, BaseModelError)
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -310,47 +317,57 @@ def index_cmd(
 @app.command("train")
 @user_errors
 def train_cmd(
-    recipe: Path = typer.Option(DEFAULT_RECIPE, "--config-file", "-f", help="SFT recipe YAML (configs/sft/)."),
-    overrides: list[str] | None = typer.Argument(None, help="Recipe overrides as key=value (e.g. max_steps=100 lora.r=16)."),
+    recipe: Path = typer.Option(DEFAULT_RECIPE, "--config-file", "-f", help="Recipe YAML: configs/heads.yaml (default) or an SFT recipe of configs/sft/."),
+    overrides: list[str] | None = typer.Argument(None, help="Recipe overrides as key=value (e.g. C=0.5, or max_steps=100 lora.r=16)."),
     domain: str | None = typer.Option(None, help="Domain whose dataset to train on."),
     dataset: Path | None = typer.Option(None, help="Dataset directory (default <data.root>/<domain>/dataset)."),
-    out: Path | None = typer.Option(None, help="Run directory (default <data.root>/<domain>/runs/<mode>)."),
+    out: Path | None = typer.Option(None, help="Run directory (default <data.root>/<domain>/runs/<recipe>)."),
 ) -> None:
-    """Fine-tune the planner/coder model (full or LoRA) on Ray Train from the dataset manifest."""
+    """Train the planner and coder: heads on the pretrained base (default), or full/LoRA SFT on Ray Train."""
+    from training.fit_heads import fit_heads, is_heads_recipe, load_heads_config
     from training.sft import load_config
     from training.train_job import run_sft
 
     if not recipe.is_file():
         fail(f"recipe {recipe} does not exist")
-    config = load_config(recipe, overrides or [])
     s = load_settings(**{"data.domain": domain})
-    from cluster.ray_runtime import init_ray
+    runs = s.data.root / s.data.domain / "runs"
+    if is_heads_recipe(recipe):
+        record = fit_heads(load_heads_config(recipe, overrides or []), s, dataset or s.data.dataset_path(), out or runs / "heads")
+    else:
+        from cluster.ray_runtime import init_ray
 
-    init_ray(s.ray)
-    record = run_sft(config, dataset or s.data.dataset_path(), out or s.data.root / s.data.domain / "runs" / config.mode)
+        config = load_config(recipe, overrides or [])
+        init_ray(s.ray)
+        record = run_sft(config, dataset or s.data.dataset_path(), out or runs / config.mode)
     typer.echo(json.dumps({k: record[k] for k in ("checkpoint", "wall_seconds", "examples", "metrics", "dataset")}, default=str))
 
 
 @app.command("eval")
 @user_errors
 def eval_cmd(
-    model: Path = typer.Argument(..., help="HF checkpoint directory (a `soay train` run's model/)."),
+    model: Path = typer.Argument(..., help="A `soay train` run's model/ directory."),
+    split: str = typer.Option("test", help="validation (for tuning) or test (for reports)."),
     domain: str | None = typer.Option(None, help="Domain of the dataset."),
     dataset: Path | None = typer.Option(None, help="Dataset directory (default <data.root>/<domain>/dataset)."),
     out: Path | None = typer.Option(None, help="Where eval.json and eval.md go (default: beside the model)."),
-    limit: int | None = typer.Option(None, min=1, help="Evaluate only the first N test cases."),
+    limit: int | None = typer.Option(None, min=1, help="Evaluate only N cases spread evenly over the split."),
     paraphrases: Path | None = typer.Option(None, help="Also score hand-written phrasings (e.g. benchmarks/paraphrases.yaml)."),
 ) -> None:
-    """SoAyEval on the held-out test split: planner + coder via vLLM, code in the sandbox."""
+    """SoAyEval on a held-out split: planner + coder via vLLM, code in the sandbox."""
+    from soay.splits import HELD_OUT_SPLITS
     from training.evaluate import run_eval
 
-    if not (model / "config.json").is_file():
-        fail(f"{model} is not an HF checkpoint directory (no config.json)")
+    if split not in HELD_OUT_SPLITS:
+        fail(f"--split must be one of {', '.join(HELD_OUT_SPLITS)}, not {split!r}")
+    if not is_model_dir(model):
+        fail(f"{model} is not a trained model directory (no {HEADS_FILE} or config.json); run `soay train` first")
     if paraphrases and not paraphrases.is_file():
         fail(f"paraphrase file {paraphrases} does not exist")
     s = load_settings(**{"data.domain": domain})
-    report = run_eval(model, dataset or s.data.dataset_path(), s.data.corpus_path(), s.data.domain, out or model.parent / "eval", limit, paraphrases)
-    typer.echo(json.dumps({"score": report["score"], "all": report["all"], "meta": report["meta"]}))
+    report = run_eval(model, dataset or s.data.dataset_path(), s.data.corpus_path(), s.data.domain, out or model.parent / f"eval-{split}",
+                      limit, paraphrases, split)
+    typer.echo(json.dumps({"headline": report["headline"], "score": report["score"], "all": report["all"], "meta": report["meta"]}))
 
 
 @app.command("serve")
@@ -367,7 +384,7 @@ def serve_cmd(
     from training.corpus import ensure_corpus
 
     s = load_settings(**{"serve.model_dir": model, "serve.host": host, "serve.port": port})
-    if not (s.serve.model_path(s.data) / "config.json").is_file():
+    if not is_model_dir(s.serve.model_path(s.data)):
         fail(f"no model at {s.serve.model_path(s.data)}: run `soay train` or pass --model")
     if not (s.retriever.index_path(s.data) / "meta.json").is_file():
         fail(f"no retriever index at {s.retriever.index_path(s.data)}: run `soay index` first")
@@ -560,7 +577,7 @@ def ask_cmd(
 @user_errors
 def demo(
     out: Path | None = typer.Option(None, help="Data root for the demo (default data.root)."),
-    recipe: Path = typer.Option(DEFAULT_RECIPE, "--recipe", help="SFT recipe of the CPU default model."),
+    recipe: Path = typer.Option(DEFAULT_RECIPE, "--recipe", help="Recipe of the model: configs/heads.yaml, or configs/sft/cpu_full.yaml (from scratch)."),
     keep_serving: bool = typer.Option(False, "--serve", help="Keep the service and its web page running after the demo, until Ctrl-C."),
 ) -> None:
     """Run the main job on the embedded defaults: corpus -> solutions -> verified triplets ->
@@ -570,6 +587,7 @@ def demo(
 
     from soay.domains import get_domain
     from training.evaluate import run_eval
+    from training.fit_heads import fit_heads, is_heads_recipe, load_heads_config
     from training.generate import generate
     from training.sft import load_config
     from training.train_job import run_sft
@@ -582,21 +600,35 @@ def demo(
     _print_generation(report)
     _print_samples(report.dataset_path)
 
-    typer.echo(f"== training the CPU default model ({recipe}) on Ray Train")
     run_dir = s.data.root / s.data.domain / "runs" / "demo"
-    record = run_sft(load_config(recipe, ["resume=false"]), report.dataset_path, run_dir)
-    metrics = record["metrics"]
-    typer.echo(f"trained in {record['wall_seconds']} s: loss {metrics['loss']:.3f}, {metrics['tokens_per_s']:.0f} tokens/s -> {record['checkpoint']}")
-    ray.shutdown()  # the cores go to vLLM and the sandbox
+    ray.shutdown()  # the cores go to the base model's engine, vLLM and the sandbox
+    if is_heads_recipe(recipe):
+        typer.echo(f"== training the planner and coder heads on the pretrained base ({s.base_model.source}, {recipe.name})")
+        record = fit_heads(load_heads_config(recipe), s, report.dataset_path, run_dir)
+        metrics = record["metrics"]
+        typer.echo(f"trained in {record['wall_seconds']} s ({record['examples']['questions']} questions, {record['examples']['out_of_scope']} out of scope, "
+                   f"{metrics['questions_per_s']} questions/s; training accuracy {metrics['train_accuracy']:.3f}) -> {record['checkpoint']}")
+    else:
+        from cluster.ray_runtime import init_ray
 
-    typer.echo("== SoAyEval on the held-out test split (retriever + planner + coder through vLLM, code in the sandbox)")
-    evaluation = run_eval(Path(record["checkpoint"]), report.dataset_path, s.data.corpus_path(), s.data.domain, run_dir / "eval")
+        typer.echo(f"== training the from-scratch model ({recipe}) on Ray Train")
+        init_ray(s.ray)
+        record = run_sft(load_config(recipe, ["resume=false"]), report.dataset_path, run_dir)
+        typer.echo(f"trained in {record['wall_seconds']} s: loss {record['metrics']['loss']:.3f} -> {record['checkpoint']}")
+        ray.shutdown()
+
+    typer.echo(f"== SoAyEval on {DEMO_EVAL_CASES} cases spread over the held-out test split and the hand-written paraphrases "
+               "(the whole split: benchmarks/model_bench.py)")
+    evaluation = run_eval(Path(record["checkpoint"]), report.dataset_path, s.data.corpus_path(), s.data.domain, run_dir / "eval",
+                          limit=DEMO_EVAL_CASES, paraphrases=PARAPHRASES)
     typer.echo((run_dir / "eval" / "eval.md").read_text())
 
     s = s.model_copy(update={"serve": s.serve.model_copy(update={"model_dir": Path(record["checkpoint"])})})
     serve_line = f"{f'SOAY_DATA__ROOT={s.data.root} ' if out else ''}soay serve --model {record['checkpoint']}"
     _serve_samples(s, report.dataset_path, keep_serving, serve_line,
-                   lambda: f"== demo finished in {time.perf_counter() - started:.0f} s (Score {evaluation['score']})")
+                   lambda: f"== demo finished in {time.perf_counter() - started:.0f} s (Score on held-out phrasings "
+                           f"{evaluation['headline']['held_out_phrasings']['all']}, on hand-written paraphrases "
+                           f"{(evaluation['headline']['paraphrases'] or {}).get('all')}, on all cases {evaluation['score']})")
 
 
 def _serve_samples(s: Settings, dataset: Path, keep_serving: bool, serve_line: str, finished: Callable[[], str]) -> None:

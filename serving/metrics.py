@@ -33,6 +33,7 @@ class PipelineMetrics:
         self.errors = Counter("soay_stage_errors_total", "Stage failures (a dead replica, an engine error, a timeout)", ["stage"], registry=self.registry)
         self.execution_errors = Counter("soay_execution_errors_total", "Generated programs that failed in the sandbox", ["error_type"], registry=self.registry)
         self.repairs = Counter("soay_code_repairs_total", "Coder programs regenerated after breaking the sandbox rules", registry=self.registry)
+        self.out_of_scope = Counter("soay_out_of_scope_total", "Questions the planner found out of scope (answered without running code)", registry=self.registry)
         self.in_flight = Gauge("soay_in_flight_requests", "Requests being answered now", ["endpoint"], registry=self.registry)
         self.info = Gauge("soay_ingress_replica", "This ingress replica (constant 1)", list(labels), registry=self.registry)
         self.info.labels(**labels).set(1)

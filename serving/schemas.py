@@ -37,6 +37,8 @@ class Record(BaseModel):
     error_type: str | None = None
     answer: str
     timings: dict[str, float]
+    kind: Literal["answer", "out_of_scope"] = "answer"
+    """out_of_scope: the question is not one this service's APIs answer; `answer` says what it can."""
 
 
 class FeedbackRequest(BaseModel):

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
-RequestStatus = Literal["ok", "execution_error", "failed"]
+RequestStatus = Literal["ok", "execution_error", "failed", "out_of_scope"]
 """ok: the code ran and left a result; execution_error: the code ran and failed in the sandbox;
 failed: a stage could not produce its part (no code was run)."""
 

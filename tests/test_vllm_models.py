@@ -51,7 +51,7 @@ def test_lora_adapter_loads_in_vllm_and_generates(trained):
 
     params = SamplingParams(temperature=0.0, max_tokens=8)
     prompt = "<|query|>Who are the co-authors of Ann Lee at MIT?<|solution|>"
-    with offline_llm(root / "base" / "model", 512, enable_lora=True, max_lora_rank=8) as llm:
+    with offline_llm(root / "base" / "model", max_model_len=512, enable_lora=True, max_lora_rank=8) as llm:
         with_adapter = llm.generate([prompt], params, lora_request=LoRARequest("sft", 1, str(root / "lora" / "model" / "adapter")), use_tqdm=False)
         base = llm.generate([prompt], params, use_tqdm=False)
     assert with_adapter[0].outputs[0].token_ids and base[0].outputs[0].token_ids

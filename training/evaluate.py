@@ -54,7 +54,7 @@ class Exemplars:
 
 
 @contextmanager
-def offline_llm(model_dir: Path, max_model_len: int, **engine_args: Any) -> Iterator[Any]:
+def offline_llm(model_dir: Path, **engine_args: Any) -> Iterator[Any]:
     """vLLM's offline engine on the checkpoint, its EngineCore process stopped on leaving.
 
     Left to the garbage collector, the engine process lives until interpreter exit, and tearing it
@@ -65,10 +65,7 @@ def offline_llm(model_dir: Path, max_model_len: int, **engine_args: Any) -> Iter
     # On the CPU build "gpu_memory_utilization" is the share of host memory vLLM reserves; a
     # small model needs little, and the sandbox and Ray share the machine.
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    llm = LLM(
-        model=str(model_dir), dtype="float32", enforce_eager=True, max_model_len=max_model_len, seed=0,
-        gpu_memory_utilization=0.3, **engine_args,
-    )
+    llm = LLM(model=str(model_dir), dtype="float32", enforce_eager=True, seed=0, gpu_memory_utilization=0.3, **engine_args)
     try:
         yield llm
     finally:
@@ -90,7 +87,7 @@ def predict(
 
     hits = exemplars.hits(queries)
     choices = [candidate_solutions([h["solution"] for h in found], solutions, weights=weights) for found in hits]
-    with offline_llm(model_dir, max_model_len) as llm:
+    with offline_llm(model_dir, max_model_len=max_model_len) as llm:
         scores = _likelihoods(llm, [planner_prompt(q) for q in queries], choices)
         planned = [choose_solution(c, s) for c, s in zip(choices, scores)]
         prompts = [coder_prompt(q, s, exemplar_for(s, found)) for q, s, found in zip(queries, planned, hits)]
@@ -119,42 +116,68 @@ def _likelihoods(llm: Any, prompts: list[str], candidates: list[list[str]]) -> l
     return scores
 
 
+def predict_with_heads(model_dir: Path, queries: list[str], domain: Any, batch_size: int = 64) -> list[tuple[str, str, str]]:
+    """(combination id or out_of_scope, solution, masked program) for each query: the base's
+    features of the question, the planner head's combination, the coder's nearest verified program
+    of that combination (soay/heads.py), as the service runs them."""
+    from soay.heads import OUT_OF_SCOPE, Heads
+    from training.fit_heads import BASE_LINK, encode, encoder
+
+    heads = Heads.load(model_dir)
+    with encoder(model_dir / BASE_LINK) as llm:
+        features = encode(llm, queries, batch_size, desc="eval: encode")
+    plans = [label for label, _ in heads.plan(features)]
+    programs = heads.programs(features, plans)
+    solutions = ["" if c == OUT_OF_SCOPE else str(domain.combinations.solution(domain.combinations.by_id[c])) for c in plans]
+    return [(c, s, p[0] if p else "") for c, s, p in zip(plans, solutions, programs)]
+
+
 def run_eval(
     model_dir: Path, dataset_root: Path, db_path: Path, domain_name: str, out_dir: Path,
-    limit: int | None = None, paraphrases: Path | None = None,
+    limit: int | None = None, paraphrases: Path | None = None, split: str = "test",
 ) -> dict[str, Any]:
-    """Score the model on the dataset's test split (and, given a paraphrase file, on hand-written
-    phrasings of the same test cases); writes eval.json and eval.md to `out_dir`."""
+    """Score the model on the dataset's `split` ("validation" while tuning, "test" for reports; given
+    a paraphrase file, also on hand-written phrasings of the same cases); writes eval.json,
+    eval.md and predictions.jsonl to `out_dir`. The headline is what a user meets: the Score on
+    phrasings never seen in training and on the hand-written paraphrases, per language."""
     domain = get_domain(domain_name)
-    test = list(iter_triplets(dataset_root, split="test"))[:limit]
+    cases_of_split = list(iter_triplets(dataset_root, split=split))
+    test = _spread(cases_of_split, limit)
     if not test:
-        raise ValueError(f"dataset at {dataset_root} has no test triplets")
+        raise ValueError(f"dataset at {dataset_root} has no {split} triplets")
     sets = {"test": test}
     if paraphrases:
         sets["paraphrases"] = paraphrased_triplets(paraphrases, test)
     cases = [t for ts in sets.values() for t in ts]
-    exemplars = Exemplars(list(iter_triplets(dataset_root, split="train")))
     solutions = solution_choices(domain.library)
     weights = load_tool_weights(dataset_root, domain.library.graph)  # as the service ranks them
     started = time.perf_counter()
-    predictions = [
-        (solution, finish_code(code, t.query, domain.spec))
-        for t, (solution, code) in zip(cases, predict(model_dir, [t.query for t in cases], solutions, exemplars, weights=weights))
-    ]
+    if _has_heads(model_dir):
+        planned = predict_with_heads(model_dir, [t.query for t in cases], domain)
+        combinations = [c for c, _, _ in planned]
+        raw = [(solution, program) for _, solution, program in planned]
+    else:  # the from-scratch recipe: generative planner and coder (configs/sft/cpu_full.yaml)
+        exemplars = Exemplars(list(iter_triplets(dataset_root, split="train")))
+        raw = predict(model_dir, [t.query for t in cases], solutions, exemplars, weights=weights)
+        combinations = [None] * len(cases)
+    predictions = [(solution, finish_code(code, t.query, domain.spec) if code else "") for t, (solution, code) in zip(cases, raw)]
     generation_s = time.perf_counter() - started
     with sandbox_for(domain_name, db_path, SandboxSettings()) as sandbox:
-        results = sandbox.run_batch([code for _, code in predictions])
+        results = sandbox.run_batch([code or "final_result = None" for _, code in predictions])
     scored = [
-        Case(t.hops, t.language, t.solution, t.code, t.answer, solution, code, r.ok, r.result)
+        Case(t.hops, t.language, t.solution, t.code, t.answer, solution, code, r.ok and bool(code), r.result)
         for t, (solution, code), r in zip(cases, predictions, results)
     ]
     report = evaluate(scored[: len(test)], set(domain.spec.api_names))
     report["meta"] = {
         "model": str(model_dir),
+        "split": split,
         "test_cases": len(test),
-        "invalid_solutions": sum(s not in solutions for s, _ in predictions),
+        "invalid_solutions": sum(bool(s) and s not in solutions for s, _ in predictions),
+        "refused": sum(not s for s, _ in predictions[: len(test)]),
         "generation_seconds": round(generation_s, 1),
         "queries_per_second": round(len(cases) / generation_s, 1),
+        "tool_weights_dataset_version": weights.dataset_version if weights else None,
     }
     markdown = markdown_table(report)
     if paraphrases:
@@ -162,6 +185,9 @@ def run_eval(
         report["paraphrases"]["planner_accuracy"] = _planner_accuracy(sets["paraphrases"], predictions[len(test) :])
         markdown += "\n### Hand-written paraphrases\n\n" + markdown_table(report["paraphrases"])
     report["planner_accuracy"] = _planner_accuracy(test, predictions[: len(test)])
+    if any(combinations):
+        right = [c == t.combination.id for c, t in zip(combinations, test)]
+        report["combination_accuracy"] = round(100 * sum(right) / len(right), 2)
     # phrasings seen in training vs held out of it: how much of the score is generalisation
     report["by_phrasing"] = {}
     for name, wanted in (("seen", False), ("held_out", True)):
@@ -169,21 +195,57 @@ def run_eval(
         if picked:
             part = evaluate([scored[i] for i in picked], set(domain.spec.api_names))
             report["by_phrasing"][name] = {
-                **part["all"], "score": part["score"],
+                **part["all"], "score": part["score"], **{k: v for k, v in part.items() if k.startswith("score:")},
                 "planner_accuracy": _planner_accuracy([test[i] for i in picked], [predictions[i] for i in picked])["all"],
             }
-    markdown += "\nBy phrasing: " + "; ".join(
+    report["headline"] = headline(report)
+    markdown = headline_markdown(report["headline"]) + "\n" + markdown + "\nBy phrasing: " + "; ".join(
         f"{k}: n {v['n']}, ACC {v['ACC']}, Score {v['score']}, planner {v['planner_accuracy']}%" for k, v in report["by_phrasing"].items()
     ) + "\n"
     out_dir.mkdir(parents=True, exist_ok=True)
     with (out_dir / "predictions.jsonl").open("w") as f:  # every case, for error analysis
-        for t, c, r in zip(cases, scored, results):
-            row = {"id": t.id, "query": t.query, "gold_solution": t.solution, "solution": c.solution, "category": categorise(c),
+        for t, c, r, comb in zip(cases, scored, results, combinations + [None] * (len(cases) - len(combinations))):
+            row = {"id": t.id, "query": t.query, "template_id": t.template_id, "gold_solution": t.solution, "solution": c.solution,
+                   "gold_combination": t.combination.id, "combination": comb, "category": categorise(c),
                    "code": c.code, "error": r.error, "answer": c.answer, "gold_answer": t.answer}
             f.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
     (out_dir / "eval.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
     (out_dir / "eval.md").write_text(markdown)
     return report
+
+
+def headline(report: dict[str, Any]) -> dict[str, Any]:
+    """The figures a user meets, first: held-out phrasings and hand-written paraphrases per
+    language, beside the all-cases Score (never that alone)."""
+    held = report["by_phrasing"].get("held_out", {})
+    para = report.get("paraphrases", {})
+    return {
+        "held_out_phrasings": {k: held.get(f"score:{k}" if k != "all" else "score") for k in ("all", "en", "zh")},
+        "paraphrases": {k: para.get(f"score:{k}" if k != "all" else "score") for k in ("all", "en", "zh")} if para else None,
+        "all_cases": {k: report.get(f"score:{k}" if k != "all" else "score") for k in ("all", "en", "zh")},
+    }
+
+
+def headline_markdown(h: dict[str, Any]) -> str:
+    rows = [("held-out phrasings", h["held_out_phrasings"]), ("hand-written paraphrases", h["paraphrases"]), ("all cases", h["all_cases"])]
+    lines = ["| Score on | all | en | zh |", "|---|---|---|---|"]
+    lines += [f"| {name} | {v['all']} | {v['en']} | {v['zh']} |" for name, v in rows if v]
+    return "\n".join(lines) + "\n"
+
+
+def _spread(cases: list[Triplet], limit: int | None) -> list[Triplet]:
+    """At most `limit` cases taken evenly over the split (its order is by combination), so a
+    short evaluation still sees every hop, language and phrasing kind."""
+    if limit is None or limit >= len(cases):
+        return cases
+    step = len(cases) / limit
+    return [cases[int(i * step)] for i in range(limit)]
+
+
+def _has_heads(model_dir: Path) -> bool:
+    from soay.heads import HEADS_FILE
+
+    return (Path(model_dir) / HEADS_FILE).is_file()
 
 
 def _held_out_phrasing(t: Triplet, domain: Any) -> bool:

@@ -1,4 +1,4 @@
-"""The retraining loop: new triplets -> LoRA from the promoted model -> SoAyEval -> promote or reject.
+"""The retraining loop: new triplets -> heads refitted (or LoRA from the promoted model) -> SoAyEval -> promote or reject.
 
 Why it is shaped this way:
 
@@ -38,9 +38,13 @@ from pydantic import BaseModel
 from cluster.ray_runtime import init_ray
 from soay.dataset import MANIFEST, Manifest, load_manifest
 from soay.settings import Settings
+from soay.heads import is_model_dir
 from training.evaluate import run_eval
-from training.sft import CONFIG_DIR, load_config
+from training.fit_heads import fit_heads, is_heads_recipe, load_heads_config
+from training.sft import load_config
 from training.train_job import run_sft
+
+DEFAULT_RECIPE = Path(__file__).resolve().parents[1] / "configs" / "heads.yaml"
 
 Log = Callable[[str], None]
 
@@ -67,7 +71,7 @@ def current_model(settings: Settings) -> Pointer:
     if pointer.is_file():
         return Pointer.model_validate_json(pointer.read_text(encoding="utf-8"))
     model = settings.serve.model_path(settings.data).resolve()
-    if not (model / "config.json").is_file():
+    if not is_model_dir(model):
         raise FileNotFoundError(f"no model to retrain from at {model}: run `soay train` first or set serve.model_dir")
     run = model / "run.json"
     version = json.loads(run.read_text())["dataset"]["version"] if run.is_file() else 0
@@ -159,11 +163,15 @@ def _attempt(settings: Settings, dataset_root: Path, before: Pointer, arrived: i
     pinned = pin_version(dataset_root, run_dir / "dataset")
     log(f"[retrain] {arrived} new training triplets since version {before.data_version}: attempt {run_dir.name}, "
         f"training from {before.model} on dataset version {pinned.version}")
-    config = load_config(r.recipe or CONFIG_DIR / "lora.yaml", [*r.overrides, f"base_model={before.model}", "resume=false"])
-    init_ray(settings.ray)
-    trained = run_sft(config, run_dir / "dataset", run_dir)
+    recipe = Path(r.recipe) if r.recipe else DEFAULT_RECIPE
+    if is_heads_recipe(recipe):  # the heads are refitted on the frozen base: nothing to start from
+        trained = fit_heads(load_heads_config(recipe, r.overrides), settings, run_dir / "dataset", run_dir)
+    else:  # an SFT recipe continues from the promoted checkpoint (LoRA by default on GPUs)
+        config = load_config(recipe, [*r.overrides, f"base_model={before.model}", "resume=false"])
+        init_ray(settings.ray)
+        trained = run_sft(config, run_dir / "dataset", run_dir)
     candidate = Path(trained["checkpoint"])
-    log(f"[retrain] trained {config.mode} in {trained['wall_seconds']} s -> {candidate}")
+    log(f"[retrain] trained {recipe.name} in {trained['wall_seconds']} s -> {candidate}")
 
     new_score, new_eval = score(candidate, run_dir / "dataset", pinned.version, settings, log)
     old_score, old_eval = score(Path(before.model), run_dir / "dataset", pinned.version, settings, log)

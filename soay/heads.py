@@ -1,0 +1,97 @@
+"""The planner's and the coder's decisions on the base model's features of a question.
+
+A pretrained base (Gemma 3 270M by default) reads the masked question once; its mean-pooled hidden
+state is the question's feature vector (served by vLLM's pooling runner). On it:
+
+- the **planner** is a softmax-linear head over the library's *combinations* (solution plus what is
+  asked of its tail) and one more class, out of scope. It can only ever name a combination of the
+  library, and choosing the combination rather than the solution means the coder is never left to
+  pick a program of the right solution that answers another intent;
+- the **coder** takes the verified program of the nearest training question of that combination
+  (cosine over the standardized features), whose mention markers are then filled from the
+  question (soay/agent.py finish_code).
+
+Why heads on frozen features rather than fine-tuning the base to write the solution: on 2 CPU
+cores a LoRA epoch over the training questions costs tens of minutes, a head is fitted in seconds,
+and deciding with one forward pass avoids decoding over a 262,144-word vocabulary
+(benchmarks/REPORT-model.md compares both). Plain numpy: evaluation and serving run exactly this.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+OUT_OF_SCOPE = "out_of_scope"
+"""The planner's class for questions the domain's APIs cannot answer."""
+HEADS_FILE, LABELS_FILE = "heads.npz", "heads.json"
+
+
+def is_model_dir(path: Path) -> bool:
+    """Whether `path` is a `soay train` output: heads on a base, or an SFT checkpoint (config.json)."""
+    return (Path(path) / HEADS_FILE).is_file() or (Path(path) / "config.json").is_file()
+
+
+@dataclass
+class Heads:
+    mean: np.ndarray
+    """Feature standardization (fitted on the training questions)."""
+    scale: np.ndarray
+    weight: np.ndarray
+    """Planner head: classes x features."""
+    bias: np.ndarray
+    labels: list[str]
+    """Combination ids, and OUT_OF_SCOPE when the head was trained with out-of-scope questions."""
+    exemplars: np.ndarray
+    """Standardized, unit-length features of the distinct training questions."""
+    exemplar_labels: list[str]
+    exemplar_programs: list[str]
+    """Masked verified program of each training question (mention markers for literals)."""
+
+    def standardize(self, features: np.ndarray) -> np.ndarray:
+        return (np.atleast_2d(features) - self.mean) / self.scale
+
+    def plan(self, features: np.ndarray) -> list[tuple[str, float]]:
+        """The planner's choice for each question: (combination id or OUT_OF_SCOPE, probability)."""
+        logits = self.standardize(features) @ self.weight.T + self.bias
+        logits -= logits.max(axis=1, keepdims=True)
+        probs = np.exp(logits)
+        probs /= probs.sum(axis=1, keepdims=True)
+        best = probs.argmax(axis=1)
+        return [(self.labels[i], float(probs[row, i])) for row, i in enumerate(best)]
+
+    def programs(self, features: np.ndarray, combinations: list[str], k: int = 1) -> list[list[str]]:
+        """Per question, the masked programs of the `k` nearest training questions of its chosen
+        combination, nearest first (empty when the combination has no training question)."""
+        z = self.standardize(features)
+        z /= np.linalg.norm(z, axis=1, keepdims=True) + 1e-9
+        sims = z @ self.exemplars.T
+        labels = np.array(self.exemplar_labels)
+        out: list[list[str]] = []
+        for row, combination in enumerate(combinations):
+            idx = np.flatnonzero(labels == combination)
+            nearest = idx[np.argsort(-sims[row, idx])]
+            out.append(list(dict.fromkeys(self.exemplar_programs[i] for i in nearest))[:k])
+        return out
+
+    def save(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(
+            directory / HEADS_FILE, mean=self.mean, scale=self.scale, weight=self.weight, bias=self.bias, exemplars=self.exemplars
+        )
+        labels = {"labels": self.labels, "exemplar_labels": self.exemplar_labels, "exemplar_programs": self.exemplar_programs}
+        (directory / LABELS_FILE).write_text(json.dumps(labels, ensure_ascii=False))
+
+    @classmethod
+    def load(cls, directory: Path) -> Heads:
+        if not (directory / HEADS_FILE).is_file():
+            raise FileNotFoundError(f"{directory} holds no trained heads ({HEADS_FILE}); run `soay train` first")
+        arrays = np.load(directory / HEADS_FILE)
+        labels = json.loads((directory / LABELS_FILE).read_text())
+        return cls(
+            arrays["mean"], arrays["scale"], arrays["weight"], arrays["bias"], labels["labels"],
+            arrays["exemplars"], labels["exemplar_labels"], labels["exemplar_programs"],
+        )

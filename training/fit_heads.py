@@ -1,0 +1,148 @@
+"""The default recipe: planner and coder heads on the frozen pretrained base (soay/heads.py).
+
+Read top to bottom: resolve the base checkpoint -> the distinct masked training questions (and the
+out-of-scope ones) -> their features from vLLM's pooling runner -> a multinomial logistic
+regression over combinations -> heads.npz + run.json in `<out>/model`, beside a link to the base.
+The same encoder reads questions in evaluation and serving, so what is fitted is what runs.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from soay.dataset import iter_triplets, load_manifest
+from soay.heads import OUT_OF_SCOPE, Heads
+from soay.mentions import mask_code
+from soay.prompts import question_text
+from soay.settings import Settings
+from training.base_model import copy_notice, resolve_base_model
+
+OUT_OF_SCOPE_FILE = Path(__file__).resolve().parents[1] / "soay" / "intents" / "out_of_scope.yaml"
+BASE_LINK = "base"
+"""The model directory's link to the base checkpoint: the encoder (pooling) and the writing coder."""
+POOLER = {"pooling_type": "MEAN", "use_activation": False}
+"""Mean over the question's tokens of the last layer, not normalised: the heads standardize."""
+
+
+class HeadsConfig(BaseModel):
+    """A heads recipe (configs/heads.yaml); every key can be overridden as key=value."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str = "heads"
+    C: float = Field(1.0, gt=0)
+    """Inverse L2 strength of the planner head: higher fits the training phrasings closer."""
+    out_of_scope: bool = True
+    """Train the out-of-scope class on soay/intents/out_of_scope.yaml."""
+    max_iter: int = Field(2000, ge=10)
+    max_model_len: int = Field(256, ge=32)
+    batch_size: int = Field(64, ge=1)
+
+
+def load_heads_config(path: str | Path | None = None, overrides: list[str] | None = None) -> HeadsConfig:
+    raw: dict[str, Any] = yaml.safe_load(Path(path).read_text()) if path else {}
+    for item in overrides or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"override {item!r} is not key=value")
+        raw[key] = yaml.safe_load(value)
+    return HeadsConfig.model_validate(raw)
+
+
+def is_heads_recipe(path: str | Path) -> bool:
+    return (yaml.safe_load(Path(path).read_text()) or {}).get("kind") == "heads"
+
+
+def encoder_engine_args(max_model_len: int) -> dict[str, Any]:
+    """vLLM engine arguments of the question encoder (offline here, Ray Serve LLM in serving)."""
+    return {"runner": "pooling", "convert": "embed", "max_model_len": max_model_len, "pooler_config": dict(POOLER)}
+
+
+@contextmanager
+def encoder(base_dir: Path, max_model_len: int = 256) -> Iterator[Any]:
+    """vLLM's offline pooling engine on the base, stopped on leaving."""
+    from vllm.config import PoolerConfig
+
+    from training.evaluate import offline_llm
+
+    args = encoder_engine_args(max_model_len)
+    args["pooler_config"] = PoolerConfig(**args["pooler_config"])
+    with offline_llm(base_dir, **args) as llm:  # max_model_len among the args
+        yield llm
+
+
+def encode(llm: Any, queries: list[str], batch_size: int = 64, desc: str = "encode") -> np.ndarray:
+    """Feature vectors of the questions (masked as the planner reads them), with a progress bar."""
+    from tqdm import tqdm
+
+    out: list[list[float]] = []
+    with tqdm(total=len(queries), desc=desc, unit="q", mininterval=2.0) as bar:
+        for i in range(0, len(queries), batch_size):
+            batch = [question_text(q) for q in queries[i : i + batch_size]]
+            out.extend(o.outputs.embedding for o in llm.embed(batch, use_tqdm=False))
+            bar.update(len(batch))
+    return np.asarray(out, dtype=np.float32)
+
+
+def out_of_scope_questions() -> list[str]:
+    data = yaml.safe_load(OUT_OF_SCOPE_FILE.read_text())
+    return [q for language in ("en", "zh") for q in data.get(language, [])]
+
+
+def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_dir: Path, base_dir: Path | None = None) -> dict[str, Any]:
+    """Fit the heads on the dataset's train split; returns the run record (also run.json)."""
+    from sklearn.linear_model import LogisticRegression
+
+    started = time.perf_counter()
+    base_dir = (base_dir or resolve_base_model(settings.base_model, settings.data)).resolve()
+    manifest = load_manifest(dataset_root)
+    triplets = list(iter_triplets(dataset_root, split="train"))
+    if not triplets:
+        raise ValueError(f"dataset at {dataset_root} has no training triplets")
+    # one example per distinct masked question: entities differ, the wording is what is learnt
+    first: dict[str, Any] = {}
+    for t in triplets:
+        first.setdefault(question_text(t.query), t)
+    questions = [t.query for t in first.values()]
+    labels = [t.combination.id for t in first.values()]
+    programs = [mask_code(t.code, t.query).strip() for t in first.values()]
+    refusals = out_of_scope_questions() if config.out_of_scope else []
+    with encoder(base_dir, config.max_model_len) as llm:
+        features = encode(llm, questions + refusals, config.batch_size, desc="features")
+    encoded_s = time.perf_counter() - started
+    mean, scale = features.mean(axis=0), features.std(axis=0) + 1e-6
+    z = (features - mean) / scale
+    y = labels + [OUT_OF_SCOPE] * len(refusals)
+    head = LogisticRegression(C=config.C, max_iter=config.max_iter).fit(z, y)
+    exemplars = z[: len(questions)] / (np.linalg.norm(z[: len(questions)], axis=1, keepdims=True) + 1e-9)
+    heads = Heads(mean, scale, head.coef_.astype(np.float32), head.intercept_.astype(np.float32), [str(c) for c in head.classes_],
+                  exemplars.astype(np.float32), labels, programs)
+    model_dir = Path(out_dir).resolve() / "model"
+    heads.save(model_dir)
+    link = model_dir / BASE_LINK
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(base_dir, target_is_directory=True)
+    copy_notice(base_dir, model_dir)
+    record = {
+        "recipe": "heads",
+        "config": config.model_dump(mode="json"),
+        "base": str(base_dir),
+        "dataset": {"root": str(dataset_root), "version": manifest.version, "train_triplets": len(triplets)},
+        "examples": {"questions": len(questions), "out_of_scope": len(refusals), "classes": len(heads.labels)},
+        "metrics": {"train_accuracy": round(float(head.score(z, y)), 4), "encode_seconds": round(encoded_s, 1),
+                    "questions_per_s": round(len(y) / max(encoded_s, 1e-9), 1)},
+        "wall_seconds": round(time.perf_counter() - started, 1),
+        "checkpoint": str(model_dir),
+    }
+    (model_dir / "run.json").write_text(json.dumps(record, indent=2))
+    return record
