@@ -430,7 +430,8 @@ async function refreshLive() {
     state.rates = state.rates.slice(-60);
     $("live-rps").textContent = rate.toFixed(2);
     const max = Math.max(...state.rates, 0.1);
-    $("live-spark").replaceChildren(svg("polyline", { points: state.rates.map((r, i) => `${(i * 300) / 59},${58 - (r / max) * 54}`).join(" ") }));
+    const x = (i) => 300 - ((state.rates.length - 1 - i) * 300) / 59; // the newest on the right
+    $("live-spark").replaceChildren(svg("polyline", { points: state.rates.map((r, i) => `${x(i)},${58 - (r / max) * 54}`).join(" ") }));
   }
   $("live-inflight").textContent = String(total(samples, "soay_in_flight_requests"));
   $("live-total").textContent = `${snapshot.requests} requests answered or refused since start`;
