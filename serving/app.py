@@ -201,7 +201,7 @@ class Ingress:
         scores each retrieved candidate solution as a whole (as SoAyEval does). Either way it only
         ever answers with a solution of the library."""
         if self.heads is not None:
-            request = EmbeddingRequest(model=self.serve_settings.planner_model, input=[question_text(query)])
+            request = EmbeddingRequest(model=self.serve_settings.planner_model, input=[question_text(query, self.heads.vocabulary)])
             features = embedding_vectors([r async for r in self.engines["plan"].options(stream=True).embeddings.remote(request, None)])
             combination, _ = self.heads.plan(features)[0]
             if combination == OUT_OF_SCOPE:
@@ -221,7 +221,7 @@ class Ingress:
         if self.heads is not None and plan.combination is not None:
             programs = self.heads.programs(plan.features, [plan.combination])[0]
             if programs:
-                return finish_code(programs[0], query, self.spec)
+                return finish_code(programs[0], query, self.spec, self.heads.vocabulary)
             return await self._generate(query, plan.solution, hits)
         candidates = candidate_programs(plan.solution, hits)
         if candidates:

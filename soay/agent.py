@@ -94,11 +94,11 @@ def code_max_tokens(max_model_len: int) -> int:
     return max_model_len // 2
 
 
-def finish_code(completion: str, query: str, spec: ApiSpec) -> str:
+def finish_code(completion: str, query: str, spec: ApiSpec, vocabulary: frozenset[str] = frozenset()) -> str:
     """The program in a coder completion: text before the end marker, the mention markers
     replaced by the question's mentions, and any search argument the model wrote itself snapped
     to a span of the question (seeds/001 §4.4)."""
-    return snap_literals(restore_code(completion.split(END, 1)[0], query), query, spec)
+    return snap_literals(restore_code(completion.split(END, 1)[0], query, vocabulary), query, spec)
 
 
 def code_problem(code: str, spec: ApiSpec) -> str | None:

@@ -50,18 +50,34 @@ class Heads:
     exemplar_labels: list[str]
     exemplar_programs: list[str]
     """Masked verified program of each training question (mention markers for literals)."""
+    vocabulary: frozenset[str] = frozenset()
+    """Literal values questions write without capitals (research fields): masked as mentions too."""
+    out_of_scope_threshold: float = 0.5
+    """Probability of OUT_OF_SCOPE above which a question is refused (chosen on validation)."""
 
     def standardize(self, features: np.ndarray) -> np.ndarray:
         return (np.atleast_2d(features) - self.mean) / self.scale
 
-    def plan(self, features: np.ndarray) -> list[tuple[str, float]]:
-        """The planner's choice for each question: (combination id or OUT_OF_SCOPE, probability)."""
+    def probabilities(self, features: np.ndarray) -> np.ndarray:
         logits = self.standardize(features) @ self.weight.T + self.bias
         logits -= logits.max(axis=1, keepdims=True)
         probs = np.exp(logits)
-        probs /= probs.sum(axis=1, keepdims=True)
+        return probs / probs.sum(axis=1, keepdims=True)
+
+    def out_of_scope_probability(self, features: np.ndarray) -> np.ndarray:
+        return self.probabilities(features)[:, self.labels.index(OUT_OF_SCOPE)]
+
+    def plan(self, features: np.ndarray) -> list[tuple[str, float]]:
+        """The planner's choice for each question: (combination id or OUT_OF_SCOPE, probability).
+        Out of scope only when its probability clears the threshold, so that a false refusal,
+        which tells a person their question cannot be asked, stays rare."""
+        probs = self.probabilities(features)
+        if OUT_OF_SCOPE in self.labels:
+            oos = self.labels.index(OUT_OF_SCOPE)
+            refuse = probs[:, oos] >= self.out_of_scope_threshold
+            probs[:, oos] = np.where(refuse, 1.0 + probs[:, oos], -1.0)
         best = probs.argmax(axis=1)
-        return [(self.labels[i], float(probs[row, i])) for row, i in enumerate(best)]
+        return [(self.labels[i], float(min(probs[row, i], 1.0))) for row, i in enumerate(best)]
 
     def programs(self, features: np.ndarray, combinations: list[str], k: int = 1) -> list[list[str]]:
         """Per question, the masked programs of the `k` nearest training questions of its chosen
@@ -82,7 +98,8 @@ class Heads:
         np.savez_compressed(
             directory / HEADS_FILE, mean=self.mean, scale=self.scale, weight=self.weight, bias=self.bias, exemplars=self.exemplars
         )
-        labels = {"labels": self.labels, "exemplar_labels": self.exemplar_labels, "exemplar_programs": self.exemplar_programs}
+        labels = {"labels": self.labels, "exemplar_labels": self.exemplar_labels, "exemplar_programs": self.exemplar_programs,
+                  "vocabulary": sorted(self.vocabulary), "out_of_scope_threshold": self.out_of_scope_threshold}
         (directory / LABELS_FILE).write_text(json.dumps(labels, ensure_ascii=False))
 
     @classmethod
@@ -93,5 +110,6 @@ class Heads:
         labels = json.loads((directory / LABELS_FILE).read_text())
         return cls(
             arrays["mean"], arrays["scale"], arrays["weight"], arrays["bias"], labels["labels"],
-            arrays["exemplars"], labels["exemplar_labels"], labels["exemplar_programs"],
+            arrays["exemplars"], labels["exemplar_labels"], labels["exemplar_programs"], frozenset(labels.get("vocabulary", [])),
+            labels.get("out_of_scope_threshold", 0.5),
         )

@@ -13,9 +13,15 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 
 MAX_MENTIONS = 8
-MARKERS = tuple(f"<|e{i}|>" for i in range(1, MAX_MENTIONS + 1))
+FAMILIES = ("e", "o", "v")
+"""Marker families: `o` a mention that names an organisation, `v` a term of the literal vocabulary
+(values such as research fields that questions write in lower case), `e` any other mention. Typed
+markers keep "who is the name, which is the organisation" in the masked text, so a program's
+binding does not depend on the order a phrasing puts them in."""
+MARKERS = tuple(f"<|{family}{i}|>" for family in FAMILIES for i in range(1, MAX_MENTIONS + 1))
 
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|《([^》]+)》|「([^」]+)」")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -108,18 +114,48 @@ def _capitalised(word: str) -> bool:
     return word[:1].isupper() or (word[:1].isdigit() and any(c.isalpha() for c in word))
 
 
-def mask_question(question: str) -> str:
+def mention_markers(question: str, vocabulary: frozenset[str] = frozenset()) -> dict[str, str]:
+    """Each mention of the question (and each `vocabulary` term it contains, matched whole and
+    case-insensitively) with its typed marker, numbered per family in order of appearance."""
+    mentions = [(question.find(m), m) for m in find_mentions(question)]
+    if vocabulary:
+        for m in _vocabulary_pattern(vocabulary).finditer(question.casefold()):
+            if not any(a <= m.start() < a + len(t) or m.start() <= a < m.end() for a, t in mentions):
+                mentions.append((m.start(), question[m.start() : m.end()]))
+    counts = dict.fromkeys(FAMILIES, 0)
+    markers: dict[str, str] = {}
+    for _, text in sorted(mentions):
+        family = "v" if text.casefold() in vocabulary else "o" if _names_organisation(text) else "e"
+        if text in markers or counts[family] >= MAX_MENTIONS:
+            continue
+        counts[family] += 1
+        markers[text] = f"<|{family}{counts[family]}|>"
+    return markers
+
+
+@lru_cache(maxsize=8)
+def _vocabulary_pattern(vocabulary: frozenset[str]) -> re.Pattern[str]:
+    """One alternation over the terms, longest first, matched as whole words."""
+    terms = "|".join(re.escape(t.casefold()) for t in sorted(vocabulary, key=len, reverse=True))
+    return re.compile(rf"(?<![\w-])(?:{terms})(?![\w-])")
+
+
+def _names_organisation(text: str) -> bool:
+    return any(w.lower() in _ORG_HEADS for w in re.findall(r"[A-Za-z]+", text))
+
+
+def mask_question(question: str, vocabulary: frozenset[str] = frozenset()) -> str:
     """The question with each mention replaced by its marker (longest mentions first)."""
     masked = question
-    for marker, mention in sorted(zip(MARKERS, find_mentions(question)), key=lambda x: -len(x[1])):
+    for mention, marker in sorted(mention_markers(question, vocabulary).items(), key=lambda x: -len(x[0])):
         masked = masked.replace(mention, marker)
     return masked
 
 
-def mask_code(code: str, question: str) -> str:
+def mask_code(code: str, question: str, vocabulary: frozenset[str] = frozenset()) -> str:
     """`code` with every string literal that is one of the question's mentions written as its
     marker; literals that are not mentions stay as they are."""
-    markers = dict(zip(find_mentions(question), MARKERS))
+    markers = mention_markers(question, vocabulary)
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -136,8 +172,8 @@ def mask_code(code: str, question: str) -> str:
     return "".join(lines)
 
 
-def unmask_code(code: str, question: str) -> str:
+def unmask_code(code: str, question: str, vocabulary: frozenset[str] = frozenset()) -> str:
     """Generated code with its markers replaced by the mentions' text as string literals."""
-    for marker, mention in zip(MARKERS, find_mentions(question)):
+    for mention, marker in mention_markers(question, vocabulary).items():
         code = code.replace(marker, repr(mention))
     return code

@@ -19,9 +19,10 @@ END = "<|end|>"
 SPECIAL_TOKENS = (QUERY, SOLUTION, EXAMPLE, CODE, END, *MARKERS)
 
 
-def question_text(query: str) -> str:
-    """What a model reads of a question: the question with its mentions masked."""
-    return mask_question(query.strip())
+def question_text(query: str, vocabulary: frozenset[str] = frozenset()) -> str:
+    """What a model reads of a question: the question with its mentions (and the terms of the
+    model's literal vocabulary) masked."""
+    return mask_question(query.strip(), vocabulary)
 
 
 def planner_prompt(query: str) -> str:
@@ -46,6 +47,6 @@ def coder_target(code: str, query: str) -> str:
     return target(mask_code(code, query))
 
 
-def restore_code(generated: str, query: str) -> str:
+def restore_code(generated: str, query: str, vocabulary: frozenset[str] = frozenset()) -> str:
     """The coder's output made runnable: markers back to the question's mentions."""
-    return unmask_code(generated.strip(), query)
+    return unmask_code(generated.strip(), query, vocabulary)

@@ -32,9 +32,9 @@ def test_mentions_in_english_and_chinese(question, mentions):
 def test_mask_and_restore_round_trip():
     question = "Who supervised Jun Wu from Huazhong University of Science and Technology?"
     code = "person_list = searchPerson(name='Jun Wu', organization='Huazhong University of Science and Technology')\nfinal_result = 'advisor'\n"
-    assert mask_question(question) == f"Who supervised {MARKERS[0]} from {MARKERS[1]}?"
+    assert mask_question(question) == "Who supervised <|e1|> from <|o1|>?"  # an organisation gets its own family
     masked = mask_code(code, question)
-    assert masked.startswith(f"person_list = searchPerson(name={MARKERS[0]}, organization={MARKERS[1]})")
+    assert masked.startswith("person_list = searchPerson(name=<|e1|>, organization=<|o1|>)")
     assert "'advisor'" in masked  # a literal that is no mention stays
     assert ast.dump(ast.parse(unmask_code(masked, question))) == ast.dump(ast.parse(code))
 
@@ -44,3 +44,20 @@ def test_restored_mentions_are_python_literals_even_with_quotes():
     restored = unmask_code(f"final_result = searchPublication(publication_info={MARKERS[0]})", question)
     assert ast.literal_eval(restored.split("=", 2)[2].rstrip(")")) == "Don't Stop: Adapting Models"
     assert unmask_code(f"x = {MARKERS[5]}", question) == f"x = {MARKERS[5]}"  # no such mention: left for the sandbox to refuse
+
+
+def test_markers_are_typed_so_word_order_does_not_change_the_program():
+    """Organisation first or name first, the masked program is the same; a vocabulary term (a
+    lower-case research field) is masked as <|v1|> in both languages."""
+    vocabulary = frozenset({"recommender systems"})
+    code = "x = searchPerson(name='Jianle Lei', organization='University of Leeds', interest='recommender systems')"
+    questions = [
+        "Which recommender systems researcher Jianle Lei works at University of Leeds?",
+        "At University of Leeds, who is Jianle Lei (recommender systems)?",
+        "University of Leeds的recommender systems学者Jianle Lei是谁？",
+    ]
+    masked = {mask_code(code, q, vocabulary) for q in questions}
+    assert masked == {"x = searchPerson(name=<|e1|>, organization=<|o1|>, interest=<|v1|>)"}
+    for q in questions:
+        assert ast.dump(ast.parse(unmask_code(next(iter(masked)), q, vocabulary))) == ast.dump(ast.parse(code))
+        assert "recommender" not in mask_question(q, vocabulary) and "<|v1|>" in mask_question(q, vocabulary)

@@ -116,7 +116,7 @@ def _likelihoods(llm: Any, prompts: list[str], candidates: list[list[str]]) -> l
     return scores
 
 
-def predict_with_heads(model_dir: Path, queries: list[str], domain: Any, batch_size: int = 64) -> list[tuple[str, str, str]]:
+def predict_with_heads(model_dir: Path, queries: list[str], domain: Any, batch_size: int = 64) -> tuple[list[tuple[str, str, str]], frozenset[str]]:
     """(combination id or out_of_scope, solution, masked program) for each query: the base's
     features of the question, the planner head's combination, the coder's nearest verified program
     of that combination (soay/heads.py), as the service runs them."""
@@ -125,11 +125,11 @@ def predict_with_heads(model_dir: Path, queries: list[str], domain: Any, batch_s
 
     heads = Heads.load(model_dir)
     with encoder(model_dir / BASE_LINK) as llm:
-        features = encode(llm, queries, batch_size, desc="eval: encode")
+        features = encode(llm, queries, batch_size, desc="eval: encode", vocabulary=heads.vocabulary)
     plans = [label for label, _ in heads.plan(features)]
     programs = heads.programs(features, plans)
     solutions = ["" if c == OUT_OF_SCOPE else str(domain.combinations.solution(domain.combinations.by_id[c])) for c in plans]
-    return [(c, s, p[0] if p else "") for c, s, p in zip(plans, solutions, programs)]
+    return [(c, s, p[0] if p else "") for c, s, p in zip(plans, solutions, programs)], heads.vocabulary
 
 
 def run_eval(
@@ -152,15 +152,16 @@ def run_eval(
     solutions = solution_choices(domain.library)
     weights = load_tool_weights(dataset_root, domain.library.graph)  # as the service ranks them
     started = time.perf_counter()
+    vocabulary: frozenset[str] = frozenset()
     if _has_heads(model_dir):
-        planned = predict_with_heads(model_dir, [t.query for t in cases], domain)
+        planned, vocabulary = predict_with_heads(model_dir, [t.query for t in cases], domain)
         combinations = [c for c, _, _ in planned]
         raw = [(solution, program) for _, solution, program in planned]
     else:  # the from-scratch recipe: generative planner and coder (configs/sft/cpu_full.yaml)
         exemplars = Exemplars(list(iter_triplets(dataset_root, split="train")))
         raw = predict(model_dir, [t.query for t in cases], solutions, exemplars, weights=weights)
         combinations = [None] * len(cases)
-    predictions = [(solution, finish_code(code, t.query, domain.spec) if code else "") for t, (solution, code) in zip(cases, raw)]
+    predictions = [(solution, finish_code(code, t.query, domain.spec, vocabulary) if code else "") for t, (solution, code) in zip(cases, raw)]
     generation_s = time.perf_counter() - started
     with sandbox_for(domain_name, db_path, SandboxSettings()) as sandbox:
         results = sandbox.run_batch([code or "final_result = None" for _, code in predictions])

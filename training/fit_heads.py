@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from soay.dataset import iter_triplets, load_manifest
 from soay.heads import OUT_OF_SCOPE, Heads
-from soay.mentions import mask_code
+from soay.mentions import find_mentions, mask_code
 from soay.prompts import question_text
 from soay.settings import Settings
 from training.base_model import copy_notice, resolve_base_model
@@ -29,6 +29,7 @@ from training.base_model import copy_notice, resolve_base_model
 OUT_OF_SCOPE_FILE = Path(__file__).resolve().parents[1] / "soay" / "intents" / "out_of_scope.yaml"
 BASE_LINK = "base"
 """The model directory's link to the base checkpoint: the encoder (pooling) and the writing coder."""
+VALIDATION_EVERY = 5
 POOLER = {"pooling_type": "MEAN", "use_activation": False}
 """Mean over the question's tokens of the last layer, not normalised: the heads standardize."""
 
@@ -41,6 +42,10 @@ class HeadsConfig(BaseModel):
     kind: str = "heads"
     C: float = Field(1.0, gt=0)
     """Inverse L2 strength of the planner head: higher fits the training phrasings closer."""
+    C_grid: list[float] = []
+    """When given, the C with the best validation accuracy is chosen from these (C is then unused)."""
+    max_false_refusals: float = Field(0.01, ge=0, le=1)
+    """Out-of-scope threshold: the lowest that refuses at most this share of in-scope validation questions."""
     out_of_scope: bool = True
     """Train the out-of-scope class on soay/intents/out_of_scope.yaml."""
     max_iter: int = Field(2000, ge=10)
@@ -80,14 +85,25 @@ def encoder(base_dir: Path, max_model_len: int = 256) -> Iterator[Any]:
         yield llm
 
 
-def encode(llm: Any, queries: list[str], batch_size: int = 64, desc: str = "encode") -> np.ndarray:
+def literal_vocabulary(triplets: list[Any]) -> frozenset[str]:
+    """Input values the questions write that mention detection does not see (lower-case research
+    fields, say): masked like mentions, so a program never carries another question's field."""
+    return frozenset(
+        v.casefold() for t in triplets for v in t.inputs.values()
+        if isinstance(v, str) and v and v not in find_mentions(t.query) and v.casefold() in t.query.casefold()
+    )
+
+
+def encode(
+    llm: Any, queries: list[str], batch_size: int = 64, desc: str = "encode", vocabulary: frozenset[str] = frozenset()
+) -> np.ndarray:
     """Feature vectors of the questions (masked as the planner reads them), with a progress bar."""
     from tqdm import tqdm
 
     out: list[list[float]] = []
     with tqdm(total=len(queries), desc=desc, unit="q", mininterval=2.0) as bar:
         for i in range(0, len(queries), batch_size):
-            batch = [question_text(q) for q in queries[i : i + batch_size]]
+            batch = [question_text(q, vocabulary) for q in queries[i : i + batch_size]]
             out.extend(o.outputs.embedding for o in llm.embed(batch, use_tqdm=False))
             bar.update(len(batch))
     return np.asarray(out, dtype=np.float32)
@@ -99,33 +115,44 @@ def out_of_scope_questions() -> list[str]:
 
 
 def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_dir: Path, base_dir: Path | None = None) -> dict[str, Any]:
-    """Fit the heads on the dataset's train split; returns the run record (also run.json)."""
-    from sklearn.linear_model import LogisticRegression
-
+    """Fit the heads on the dataset's train split, choosing C and the out-of-scope threshold on
+    the validation split (never test); returns the run record (also run.json)."""
     started = time.perf_counter()
     base_dir = (base_dir or resolve_base_model(settings.base_model, settings.data)).resolve()
     manifest = load_manifest(dataset_root)
     triplets = list(iter_triplets(dataset_root, split="train"))
     if not triplets:
         raise ValueError(f"dataset at {dataset_root} has no training triplets")
+    validation = list(iter_triplets(dataset_root, split="validation"))
+    vocabulary = literal_vocabulary(triplets)
     # one example per distinct masked question: entities differ, the wording is what is learnt
     first: dict[str, Any] = {}
     for t in triplets:
-        first.setdefault(question_text(t.query), t)
+        first.setdefault(question_text(t.query, vocabulary), t)
     questions = [t.query for t in first.values()]
     labels = [t.combination.id for t in first.values()]
-    programs = [mask_code(t.code, t.query).strip() for t in first.values()]
+    programs = [mask_code(t.code, t.query, vocabulary).strip() for t in first.values()]
     refusals = out_of_scope_questions() if config.out_of_scope else []
+    # every VALIDATION_EVERY-th out-of-scope question tunes the threshold instead of training
+    refusals_train = [q for i, q in enumerate(refusals) if i % VALIDATION_EVERY]
+    refusals_val = [q for i, q in enumerate(refusals) if not i % VALIDATION_EVERY]
+    texts = questions + refusals_train + [t.query for t in validation] + refusals_val
     with encoder(base_dir, config.max_model_len) as llm:
-        features = encode(llm, questions + refusals, config.batch_size, desc="features")
+        features = encode(llm, texts, config.batch_size, desc="features", vocabulary=vocabulary)
     encoded_s = time.perf_counter() - started
-    mean, scale = features.mean(axis=0), features.std(axis=0) + 1e-6
-    z = (features - mean) / scale
-    y = labels + [OUT_OF_SCOPE] * len(refusals)
-    head = LogisticRegression(C=config.C, max_iter=config.max_iter).fit(z, y)
-    exemplars = z[: len(questions)] / (np.linalg.norm(z[: len(questions)], axis=1, keepdims=True) + 1e-9)
-    heads = Heads(mean, scale, head.coef_.astype(np.float32), head.intercept_.astype(np.float32), [str(c) for c in head.classes_],
-                  exemplars.astype(np.float32), labels, programs)
+    n_train = len(questions) + len(refusals_train)
+    x, x_val = features[:n_train], features[n_train:]
+    y = labels + [OUT_OF_SCOPE] * len(refusals_train)
+    y_val = [t.combination.id for t in validation] + [OUT_OF_SCOPE] * len(refusals_val)
+    mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
+    exemplars = (x[: len(questions)] - mean) / scale
+    exemplars /= np.linalg.norm(exemplars, axis=1, keepdims=True) + 1e-9
+    tried = []
+    for c in config.C_grid or [config.C]:
+        heads = _fit(x, y, mean, scale, c, config.max_iter, exemplars, labels, programs, vocabulary)
+        tried.append((_validate(heads, x_val, y_val, config.max_false_refusals), c, heads))
+    (chosen, c, heads) = max(tried, key=lambda r: (r[0]["combination_accuracy"] or 0, r[0]["correct_refusals"] or 0))
+    heads.out_of_scope_threshold = chosen["threshold"]
     model_dir = Path(out_dir).resolve() / "model"
     heads.save(model_dir)
     link = model_dir / BASE_LINK
@@ -138,11 +165,49 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
         "config": config.model_dump(mode="json"),
         "base": str(base_dir),
         "dataset": {"root": str(dataset_root), "version": manifest.version, "train_triplets": len(triplets)},
-        "examples": {"questions": len(questions), "out_of_scope": len(refusals), "classes": len(heads.labels)},
-        "metrics": {"train_accuracy": round(float(head.score(z, y)), 4), "encode_seconds": round(encoded_s, 1),
-                    "questions_per_s": round(len(y) / max(encoded_s, 1e-9), 1)},
+        "examples": {"questions": len(questions), "out_of_scope": len(refusals_train), "classes": len(heads.labels), "vocabulary": len(vocabulary)},
+        "validation": {"chosen": {"C": c, **chosen}, "tried": [{"C": c, **v} for v, c, _ in tried],
+                       "questions": len(validation), "out_of_scope": len(refusals_val)},
+        "metrics": {"encode_seconds": round(encoded_s, 1), "questions_per_s": round(len(texts) / max(encoded_s, 1e-9), 1)},
         "wall_seconds": round(time.perf_counter() - started, 1),
         "checkpoint": str(model_dir),
     }
     (model_dir / "run.json").write_text(json.dumps(record, indent=2))
     return record
+
+
+def _fit(
+    x: np.ndarray, y: list[str], mean: np.ndarray, scale: np.ndarray, c: float, max_iter: int,
+    exemplars: np.ndarray, labels: list[str], programs: list[str], vocabulary: frozenset[str],
+) -> Heads:
+    from sklearn.linear_model import LogisticRegression
+
+    head = LogisticRegression(C=c, max_iter=max_iter).fit((x - mean) / scale, y)
+    return Heads(mean, scale, head.coef_.astype(np.float32), head.intercept_.astype(np.float32), [str(k) for k in head.classes_],
+                 exemplars.astype(np.float32), labels, programs, vocabulary)
+
+
+def _validate(heads: Heads, x: np.ndarray, y: list[str], max_false_refusals: float) -> dict[str, Any]:
+    """The head on the validation split: the lowest out-of-scope threshold whose false refusals of
+    in-scope questions stay within `max_false_refusals`, and the accuracies it gives."""
+    in_scope = np.array([label != OUT_OF_SCOPE for label in y])
+    oos_probability = heads.out_of_scope_probability(x) if OUT_OF_SCOPE in heads.labels else np.zeros(len(y))
+    threshold = 1.0 if in_scope.any() else heads.out_of_scope_threshold  # nothing to tune on: keep the default
+    for candidate in np.linspace(0.05, 1.0, 96) if in_scope.any() else []:
+        if in_scope.any() and np.mean(oos_probability[in_scope] >= candidate) > max_false_refusals:
+            continue
+        threshold = float(candidate)
+        break
+    heads.out_of_scope_threshold = threshold
+    predicted = np.array([label for label, _ in heads.plan(x)])
+    truth = np.array(y)
+
+    def share(mask: np.ndarray) -> float | None:
+        return round(float(np.mean(predicted[mask] == truth[mask])), 4) if mask.any() else None
+
+    return {
+        "threshold": round(threshold, 3),
+        "combination_accuracy": share(in_scope),
+        "false_refusals": round(float(np.mean(predicted[in_scope] == OUT_OF_SCOPE)), 4) if in_scope.any() else None,
+        "correct_refusals": share(~in_scope),
+    }
