@@ -43,9 +43,12 @@ STATIC_PREFIX = "/static/"
 PAGE_CONFIG = "/page.json"
 STREAM_ENDPOINT = "/v1/ask/stream"
 SCOPE_FILE = INTENT_DIR / "scope.yaml"
-"""Example questions of the served scope, when the file is there; otherwise the held-out templates."""
+"""What the service answers, in each language: a description and example questions (the refusal
+message of an out-of-scope question shows the same, serving/answer.py)."""
+SCOPE_EXAMPLES = 3
+"""Example questions on the page per language, when the scope file is there."""
 EXAMPLES_PER_KIND = 1
-"""Example questions on the page per (hops, language)."""
+"""Otherwise, held-out templates on the page per (hops, language)."""
 
 
 def is_page_path(path: str) -> bool:
@@ -71,13 +74,18 @@ def example_question(combination: Combination, language: str, values: dict[str, 
     return templates[-1].format_map({p: values.get(p, p.replace("_", " ")) for p in combination.placeholders})
 
 
+@cache
+def scope() -> dict[str, dict[str, Any]]:
+    """The scope file by language ({} without one)."""
+    return (yaml.safe_load(SCOPE_FILE.read_text(encoding="utf-8")) or {}) if SCOPE_FILE.is_file() else {}
+
+
 def page_examples(domain: Domain) -> list[dict[str, Any]]:
-    """The questions offered to click: the scope file's, or one held-out template per (hops, language)."""
-    if SCOPE_FILE.is_file():
-        scope = yaml.safe_load(SCOPE_FILE.read_text(encoding="utf-8")) or {}
-        listed = [e if isinstance(e, str) else e.get("question") or e.get("query") for e in scope.get("examples") or []]
-        if listed:
-            return [{"question": q, "language": "zh" if _has_cjk(q) else "en"} for q in listed if q]
+    """The questions offered to click: the scope file's first few per language, or one held-out
+    template per (hops, language)."""
+    listed = [{"question": q, "language": language} for language, part in scope().items() for q in part.get("examples", [])[:SCOPE_EXAMPLES]]
+    if listed:
+        return listed
     values, seen, examples = placeholder_values(domain.name), {}, []
     for c in domain.combinations:
         for language in ("en", "zh"):
@@ -87,10 +95,6 @@ def page_examples(domain: Domain) -> list[dict[str, Any]]:
                 seen[kind] = seen.get(kind, 0) + 1
                 examples.append({"question": question, "language": language, "hops": c.hops, "solution": c.solution})
     return sorted(examples, key=lambda e: (e["language"], e["hops"]))
-
-
-def _has_cjk(text: str) -> bool:
-    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
 
 
 @cache
@@ -197,6 +201,7 @@ def mount_page(app: FastAPI, ingress: Ingress) -> None:
         return {
             "model": settings.model_name, "domain": domain.name, "api_key_required": bool(settings.api_key),
             "max_query_chars": settings.max_query_chars, "examples": page_examples(domain),
+            "scope": {language: part.get("description", "") for language, part in scope().items()},
             "apis": [a.name for a in domain.spec.apis],
         }
 

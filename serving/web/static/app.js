@@ -142,7 +142,7 @@ function stageDone(event) {
   if (next) next.classList.add("running");
   $("outcome").hidden = false;
   if (event.stage === "retrieve") item.title = `${event.exemplars} exemplars`;
-  if (event.stage === "plan") drawPath($("solution"), event.solution.split(" -> "), new Set());
+  if (event.stage === "plan") showSolution(event.solution);
   if (event.stage === "code") highlight($("code"), event.code);
   if (event.stage === "answer") $("answer").textContent = event.answer;
 }
@@ -202,12 +202,23 @@ function handle(event) {
   }
 }
 
+// An empty solution: the planner found the question outside what the service answers.
+function showSolution(solution) {
+  if (solution) drawPath($("solution"), solution.split(" -> "), new Set());
+  else $("solution").replaceChildren(el("span", { class: "muted" }, "none: the question is outside what this service answers"));
+}
+
 function showRecord(record) {
   state.requestId = record.request_id;
   $("outcome").hidden = false;
   $("answer").textContent = record.answer;
-  drawPath($("solution"), record.solution.split(" -> "), new Set());
-  highlight($("code"), record.code);
+  showSolution(record.solution);
+  for (const item of document.querySelectorAll(".stages li:not(.done)")) { // stages the request did not need
+    item.className = "skipped";
+    item.querySelector(".time").textContent = "skipped";
+  }
+  if (record.code) highlight($("code"), record.code);
+  else $("code").textContent = "# no program: nothing to run";
   $("request-id").textContent = `request ${record.request_id}`;
   if (!record.ok) {
     show($("exec-error"), `The generated code failed in the sandbox (${record.error_type || "error"}): ${record.error || "no detail"}`);
@@ -222,8 +233,8 @@ function cell(value) {
 
 function renderResult(container, result, ok) {
   container.replaceChildren();
-  if (!ok && (result === null || result === undefined)) {
-    container.append(el("span", { class: "muted" }, "no result: the program failed"));
+  if (result === null || result === undefined) {
+    container.append(el("span", { class: "muted" }, ok ? "no result" : "no result: the program failed"));
   } else if (Array.isArray(result) && result.length && result.every((r) => r && typeof r === "object" && !Array.isArray(r))) {
     const columns = [...new Set(result.flatMap((r) => Object.keys(r)))];
     const rows = result.slice(0, RESULT_ROWS).map((r) => el("tr", {}, columns.map((c) => el("td", {}, cell(r[c])))));
@@ -467,6 +478,7 @@ async function start() {
     return;
   }
   if (state.config.api_key_required && !localStorage.getItem(KEY_STORE)) askForKey("");
+  $("scope").textContent = state.config.scope.en || "";
   for (const e of state.config.examples) {
     $("examples").append(el("button", { type: "button", class: "example", lang: e.language, onclick: () => ask(e.question) }, e.question));
   }
