@@ -16,6 +16,7 @@ import yaml
 from ray import serve
 
 from retriever.documents import language_of
+from soay.outcomes import analyse
 
 MAX_ITEMS = 10
 """Listed items in a sentence; the rest are counted, and the full result stays in the record."""
@@ -23,7 +24,15 @@ MAX_ITEMS = 10
 _TEXT = {
     "en": {
         "none": "I could not find an answer to this question.",
-        "failed": "I could not find an answer to this question: the program written for it failed ({reason}).",
+        "failed": "I could not find an answer to this question: {reason}.",
+        "not_found": "No {entity} {what} was found.",
+        "named": "named “{value}”",
+        "matching": "matching “{value}”",
+        "ambiguous": "Several {entities} {what}: {candidates}. Which one do you mean? Ask again with one of them, e.g. with the organisation.",
+        "entities": "{entity}s are",
+        "qualifier": {"organization": "at “{value}”", "interest": "working on “{value}”", "*": "with {param} “{value}”"},
+        "candidate": "{name} ({details})",
+        "detail_sep": "; ",
         "value": "The answer is {value}.",
         "list": "The answer is: {items}.",
         "more": "{items} and {n} more",
@@ -32,7 +41,15 @@ _TEXT = {
     },
     "zh": {
         "none": "抱歉，没有找到这个问题的答案。",
-        "failed": "抱歉，没有找到这个问题的答案：为它生成的程序运行失败（{reason}）。",
+        "failed": "抱歉，没有找到这个问题的答案：{reason}。",
+        "not_found": "没有找到{what}的{entity}。",
+        "named": "名为“{value}”",
+        "matching": "与“{value}”匹配",
+        "ambiguous": "有多位{what}的{entity}：{candidates}。请问您指的是哪一位？可以带上其中一位的信息（例如单位）再问一次。",
+        "entities": "{entity}",
+        "qualifier": {"organization": "单位为“{value}”", "interest": "研究兴趣为“{value}”", "*": "{param}为“{value}”"},
+        "candidate": "{name}（{details}）",
+        "detail_sep": "；",
         "value": "答案是{value}。",
         "list": "答案是：{items}。",
         "more": "{items}等（另有{n}项）",
@@ -40,6 +57,47 @@ _TEXT = {
         "out_of_scope": "这个问题我无法回答。{description}例如：“{first}”或“{second}”",
     },
 }
+
+
+ERRORS = {
+    "en": {
+        "policy": "the program written for it tried to do something that is not allowed",
+        "timeout": "the program written for it took too long to run",
+        "memory": "the program written for it needed more memory than it may use",
+        "recursion": "the program written for it called itself too many times over",
+        "runtime": "the program written for it stopped with an error while running",
+        "output_too_large": "the program written for it produced a result too large to return",
+        "no_result": "the program written for it finished without producing an answer",
+        "crash": "the program written for it crashed",
+        "rejected": "the program written for it made a call to {api} that the service rejected",
+        "*": "the program written for it failed",
+    },
+    "zh": {
+        "policy": "为它生成的程序试图执行不被允许的操作",
+        "timeout": "为它生成的程序运行时间过长",
+        "memory": "为它生成的程序占用的内存超出了限制",
+        "recursion": "为它生成的程序递归调用层数过深",
+        "runtime": "为它生成的程序在运行中出错",
+        "output_too_large": "为它生成的程序返回的结果过大",
+        "no_result": "为它生成的程序运行结束却没有给出答案",
+        "crash": "为它生成的程序意外崩溃",
+        "rejected": "为它生成的程序对 {api} 的调用被服务拒绝",
+        "*": "为它生成的程序运行失败",
+    },
+}
+"""An execution error in words a person understands, by category (the category itself stays in
+the record's `error_type`, for operators)."""
+
+ENTITY_ZH = {"scholar": "学者", "publication": "论文", "movie": "电影", "actor or director": "演员或导演"}
+
+
+def describe_error(language: str, error_type: str | None, trace: list[dict[str, Any]] | None = None) -> str:
+    """Why the program failed, as a clause of the "failed" sentence."""
+    errors = ERRORS[language]
+    failed_call = next((c for c in reversed(trace or []) if "error" in c), None)
+    if error_type == "runtime" and failed_call is not None:
+        return errors["rejected"].format(api=failed_call.get("api", "an API"))
+    return errors.get(error_type or "*", errors["*"])
 
 
 def _render(value: Any, sep: str) -> str:
@@ -54,9 +112,10 @@ def _render(value: Any, sep: str) -> str:
 
 def compose_answer(query: str, ok: bool, result: Any, error_type: str | None = None) -> str:
     """One sentence answering `query` from an execution outcome, in English or Chinese."""
-    text = _TEXT[language_of(query)]
+    language = language_of(query)
+    text = _TEXT[language]
     if not ok:
-        return text["failed"].format(reason=error_type or "error")
+        return text["failed"].format(reason=describe_error(language, error_type))
     if result is None or result == "" or result == [] or result == {}:
         return text["none"]
     if isinstance(result, list):
@@ -65,6 +124,92 @@ def compose_answer(query: str, ok: bool, result: Any, error_type: str | None = N
             items = text["more"].format(items=items, n=len(result) - MAX_ITEMS)
         return text["list"].format(items=items)
     return text["value"].format(value=_render(result, text["sep"]))
+
+
+def _entity(language: str, label: str) -> str:
+    return ENTITY_ZH.get(label, label) if language == "zh" else label
+
+
+def _named_first(args: dict[str, Any]) -> list[tuple[str, str]]:
+    """A search's text arguments, the name (or the first one) first, then the narrowing ones."""
+    given = [(k, v) for k, v in args.items() if isinstance(v, str) and v.strip()]
+    return sorted(given, key=lambda kv: not (kv[0] == "name" or kv[0].endswith("_name")))
+
+
+def _searched(language: str, args: dict[str, Any]) -> str:
+    """What a search was asked, as words: “named “Zzyzx Qwerty” at “Nowhere University””."""
+    text = _TEXT[language]
+    given = _named_first(args)
+    if not given:
+        return ""
+    (first, value), rest = given[0], given[1:]
+    head = text["named"] if first == "name" or first.endswith("_name") else text["matching"]
+    parts = [head.format(value=value)]
+    for param, other in rest:
+        template = text["qualifier"].get(param, text["qualifier"]["*"])
+        parts.append(template.format(param=param, value=other))
+    return ("、" if language == "zh" else " ").join(parts)
+
+
+def _candidate(language: str, record: dict[str, Any]) -> str:
+    text = _TEXT[language]
+    name = next((record[k] for k in ("name", "title") if isinstance(record.get(k), str)), "?")
+    details = [str(record[k]) for k in ("organization", "year", "venue") if record.get(k)]
+    interests = record.get("interests")
+    if isinstance(interests, list) and interests:
+        details.append(text["sep"].join(str(i) for i in interests[:3]))
+    return text["candidate"].format(name=name, details=text["detail_sep"].join(details)) if details else str(name)
+
+
+def _ask_again(query: str, language: str, searched: str, candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The candidates, each with the question asked again about it (`question`) where its
+    organisation tells it from the others: the searched name followed by “at <organisation>”
+    (Chinese: the organisation before the name)."""
+    organizations = [c.get("organization") for c in candidates]
+    start = query.lower().find(searched.lower()) if searched else -1
+    out = []
+    for c in candidates:
+        c = dict(c)
+        org = c.get("organization")
+        if start >= 0 and isinstance(org, str) and org and organizations.count(org) == 1 and org.lower() not in query.lower():
+            name = query[start : start + len(searched)]
+            named = f"{org}的{name}" if language == "zh" else f"{name} at {org}"
+            c["question"] = query[:start] + named + query[start + len(searched) :]
+        out.append(c)
+    return out
+
+
+def compose_outcome(
+    query: str, ok: bool, result: Any, error_type: str | None = None,
+    trace: list[dict[str, Any]] | None = None, searches: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The answer to `query` from a run and its call trace (soay/outcomes.py): a name that matched
+    nobody or several entities is said as such, a failure in words, and every answer carries the
+    explanation of how it was obtained. `searches`: the search APIs with the label of what they
+    find (`fuzzy_apis(spec)`). Returns answer, language, kind, candidates, explanation."""
+    language = language_of(query)
+    text = _TEXT[language]
+    outcome = analyse(trace or [], ok, result, searches)
+    label = _entity(language, (searches or {}).get(outcome.api or "", "scholar" if (outcome.api or "").endswith("Person") else "result"))
+    if outcome.kind == "not_found":
+        answer = text["not_found"].format(entity=label, what=_searched(language, outcome.args)).replace("  ", " ")
+    elif outcome.kind == "ambiguous":
+        candidates = text["sep"].join(_candidate(language, c) for c in outcome.candidates or [])
+        answer = text["ambiguous"].format(
+            entities=text["entities"].format(entity=label), entity=label, what=_searched(language, outcome.args), candidates=candidates
+        )
+    elif not ok:
+        answer = text["failed"].format(reason=describe_error(language, error_type, trace))
+    else:
+        answer = compose_answer(query, ok, result, error_type)
+    candidates = outcome.candidates
+    if candidates:
+        searched = next((v for _, v in _named_first(outcome.args)), "")
+        candidates = _ask_again(query, language, searched, candidates)
+    return {
+        "answer": answer, "language": language, "kind": outcome.kind,
+        "candidates": candidates, "explanation": outcome.explanation,
+    }
 
 
 SCOPE_FILE = Path(__file__).resolve().parents[1] / "soay" / "intents" / "scope.yaml"
@@ -94,6 +239,15 @@ class AnswerComposer:
 
     async def compose(self, query: str, ok: bool, result: Any, error_type: str | None = None) -> dict[str, str]:
         return {"answer": compose_answer(query, ok, result, error_type), "language": language_of(query)}
+
+    async def explain(
+        self, query: str, outcome: dict[str, Any], searches: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """The answer from an executor outcome (ok, result, error_type, trace), with its kind
+        ("answer", "not_found", "ambiguous"), candidates and explanation (`compose_outcome`)."""
+        return compose_outcome(
+            query, outcome["ok"], outcome.get("result"), outcome.get("error_type"), outcome.get("trace"), searches
+        )
 
     async def refuse(self, query: str) -> dict[str, str]:
         return {"answer": refusal(query), "language": language_of(query)}

@@ -61,6 +61,7 @@ from soay.agent import (
 from soay.domains import get_domain
 from soay.heads import HEADS_FILE, OUT_OF_SCOPE, Heads
 from soay.logs import Feedback, RequestLog
+from soay.outcomes import fuzzy_apis
 from soay.prompts import END, coder_prompt, planner_prompt, question_text, target
 from soay.settings import ServeSettings, Settings
 from soay.tool_weights import load_tool_weights
@@ -152,14 +153,14 @@ class Ingress:
         trace.result, trace.error, trace.error_type = outcome["result"], outcome["error"], outcome["error_type"]
         if not outcome["ok"]:
             self.metrics.execution_errors.labels(outcome["error_type"] or "unknown").inc()
-        composed = await self._stage(
-            "answer", timings, lambda: self.answer.compose.remote(query, outcome["ok"], outcome["result"], outcome["error_type"]), on_stage
-        )
+        ran = {k: outcome.get(k) for k in ("ok", "result", "error_type", "trace")}  # not stdout: the answer needs none
+        composed = await self._stage("answer", timings, lambda: self.answer.explain.remote(query, ran, fuzzy_apis(self.spec)), on_stage)
         trace.language = composed["language"]
         return Record(
             request_id=trace.request_id, query=query, language=composed["language"], solution=solution, code=code,
             result=outcome["result"], ok=outcome["ok"], error=outcome["error"], error_type=outcome["error_type"],
             answer=composed["answer"], timings=timings,
+            kind=composed["kind"], candidates=composed["candidates"], explanation=composed["explanation"],
         )
 
     async def _stage(

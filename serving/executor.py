@@ -25,5 +25,7 @@ class Executor:
         self.sandbox = sandbox_for(domain, Path(db_path), settings)
 
     async def run(self, code: str) -> dict[str, Any]:
-        """The ExecutionResult of `code` as a dict; never raises for anything the code does."""
+        """The ExecutionResult of `code` as a dict, with its call `trace` (each API call, its
+        arguments and a summary of its result: what the answer stage explains the answer from);
+        never raises for anything the code does."""
         return (await asyncio.to_thread(self.sandbox.run, code)).to_dict()

@@ -37,8 +37,18 @@ class Record(BaseModel):
     error_type: str | None = None
     answer: str
     timings: dict[str, float]
-    kind: Literal["answer", "out_of_scope"] = "answer"
-    """out_of_scope: the question is not one this service's APIs answer; `answer` says what it can."""
+    kind: Literal["answer", "out_of_scope", "not_found", "ambiguous"] = "answer"
+    """out_of_scope: the question is not one this service's APIs answer; `answer` says what it can.
+    not_found: a name (or title) of the question matched nothing; `answer` says what was searched.
+    ambiguous: several entities share the name and the question does not say which; `answer` and
+    `candidates` list them, so that the client can ask again about one of them."""
+    candidates: list[dict[str, Any]] | None = None
+    """For `ambiguous`: the namesakes as the search returned them (id, name, organisation,
+    interests...), best match first, each with `question`, the question asked again about it
+    alone, where its organisation tells it from the others."""
+    explanation: list[dict[str, Any]] = Field(default_factory=list)
+    """How the answer was obtained: one step per API call (consecutive calls of one API merged),
+    {"api", "args", "found": how many results, "took": what the program took from them}."""
 
 
 class FeedbackRequest(BaseModel):

@@ -48,6 +48,9 @@ class ExecutionResult:
     stdout: captured print output, bounded by Limits.max_output_bytes.
     calls: the API calls made, in order, as {"api": name, "args": {param: value}}; on failure,
         those made up to the failure (empty when the process was killed before reporting).
+    trace: the same calls, each with a compact summary of its result: ``found`` (how many
+        records or values it gave back), ``items`` (a preview of the first ones, for the first
+        calls of a snippet) or ``error`` (what the call raised); see soay/outcomes.py.
     duration_s: wall-clock time of Sandbox.run for this snippet, overheads included.
     """
 
@@ -57,6 +60,7 @@ class ExecutionResult:
     error_type: ErrorType | None = None
     stdout: str = ""
     calls: list[dict[str, Any]] = field(default_factory=list)
+    trace: list[dict[str, Any]] = field(default_factory=list)
     duration_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:

@@ -64,6 +64,12 @@ CHILD_TIMED_OUT = 72
 # Bounds on texts echoed back (error messages, repr of odd API arguments).
 MAX_MESSAGE_CHARS = 2_000
 MAX_ARG_REPR_CHARS = 200
+# The result trace (what each API call gave back, for explaining an answer): how many calls keep a
+# preview of their results, how many results, and how much of each field. Later calls only count.
+TRACE_DETAILED_CALLS = 30
+TRACE_ITEMS = 10
+TRACE_LIST_ITEMS = 5
+TRACE_TEXT_CHARS = 120
 _PR_SET_PDEATHSIG = 1
 
 
@@ -96,6 +102,7 @@ def _outcome(
     result: Any = None,
     stdout: str = "",
     calls: list[dict[str, Any]] | None = None,
+    trace: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """One reply frame; ok exactly when there is no error."""
     return {
@@ -105,6 +112,7 @@ def _outcome(
         "error_type": error_type,
         "stdout": stdout,
         "calls": calls or [],
+        "trace": trace or [],
     }
 
 
@@ -229,11 +237,45 @@ def _call_args(
     return {name: _json_safe(value) for name, value in named.items()}
 
 
+def _preview_value(value: Any, depth: int = 0) -> Any:
+    """A small JSON-safe view of one field of an API result: texts clipped, lists shortened."""
+    if isinstance(value, str):
+        return value if len(value) <= TRACE_TEXT_CHARS else value[:TRACE_TEXT_CHARS] + "..."
+    if value is None or isinstance(value, (int, float, bool)):
+        return value
+    if isinstance(value, (list, tuple)) and depth < 2:
+        return [_preview_value(v, depth + 1) for v in value[:TRACE_LIST_ITEMS]]
+    if isinstance(value, dict):  # a record, or a record nested in one (its plain fields only)
+        return {
+            str(k): _preview_value(v, depth + 1)
+            for k, v in value.items()
+            if depth < 2 or not isinstance(v, (list, tuple, dict))
+        }
+    return _clip(repr(value), TRACE_TEXT_CHARS)
+
+
+def _result_summary(value: Any, detailed: bool) -> dict[str, Any]:
+    """How many things an API call found and, for the first calls of a snippet, what they were."""
+    if isinstance(value, (list, tuple)):
+        found, items = len(value), list(value[:TRACE_ITEMS])
+    elif isinstance(value, dict):
+        found, items = (1 if value else 0), ([value] if value else [])
+    else:
+        found, items = (0 if value is None else 1), ([] if value is None else [value])
+    summary: dict[str, Any] = {"found": found}
+    if detailed:
+        summary["items"] = [_preview_value(item) for item in items]
+    return summary
+
+
 def _traced(
-    name: str, api: _Api, calls: list[dict[str, Any]], max_calls: int
+    name: str, api: _Api, calls: list[dict[str, Any]], max_calls: int, trace: list[dict[str, Any]] | None = None
 ) -> Callable[..., Any]:
     """Wrap an API so each call is appended to `calls` before it runs (so failures are traced).
 
+    `trace` gets the same call with a compact summary of its result (``found``, and ``items`` for
+    the first TRACE_DETAILED_CALLS calls) or the ``error`` it raised: what an answer's
+    explanation, and a "no such scholar" or "several scholars" answer, are built from.
     Exceptions from the API propagate unchanged: generated code may catch them, and uncaught
     ones become "runtime" errors naming the exception and line.
     """
@@ -241,8 +283,19 @@ def _traced(
     def call_api(*args: Any, **kwargs: Any) -> Any:
         if len(calls) >= max_calls:
             raise RuntimeError(f"too many API calls (limit {max_calls} per snippet)")
-        calls.append({"api": name, "args": _call_args(api.signature, args, kwargs)})
-        return api.func(*args, **kwargs)
+        named = _call_args(api.signature, args, kwargs)
+        calls.append({"api": name, "args": named})
+        if trace is None:
+            return api.func(*args, **kwargs)
+        entry: dict[str, Any] = {"api": name, "args": dict(named)}
+        trace.append(entry)
+        try:
+            value = api.func(*args, **kwargs)
+        except Exception as exc:
+            entry["error"] = _clip(f"{type(exc).__name__}: {exc}", MAX_ARG_REPR_CHARS)
+            raise
+        entry.update(_result_summary(value, detailed=len(trace) <= TRACE_DETAILED_CALLS))
+        return value
 
     call_api.__name__ = call_api.__qualname__ = name
     return call_api
@@ -473,10 +526,11 @@ class _Server:
         if self._on_snippet is not None:
             self._on_snippet()
         calls: list[dict[str, Any]] = []
+        trace: list[dict[str, Any]] = []
         output = _BoundedOutput(limits.max_output_bytes)
         namespace: dict[str, Any] = {"__builtins__": with_print(output.print)}
         for name, api in self._apis.items():
-            namespace[name] = _traced(name, api, calls, limits.max_api_calls)
+            namespace[name] = _traced(name, api, calls, limits.max_api_calls, trace)
         sys.setrecursionlimit(_stack_depth() + RECURSION_HEADROOM)
         timers = _Timers(limits)
         timers.arm()
@@ -494,9 +548,9 @@ class _Server:
             traceback.clear_frames(exc.__traceback__)
             namespace.clear()
             error_type, message = self._classify_exception(exc, line)
-            return _outcome(error_type, message, stdout=output.text(), calls=calls)
+            return _outcome(error_type, message, stdout=output.text(), calls=calls, trace=trace)
         timers.disarm()
-        return _outcome(None, None, result=result, stdout=output.text(), calls=calls)
+        return _outcome(None, None, result=result, stdout=output.text(), calls=calls, trace=trace)
 
     def _classify_exception(self, exc: BaseException, line: int | None) -> tuple[ErrorType, str]:
         """The error category and message for an exception that ended the snippet."""

@@ -1,0 +1,229 @@
+"""Names that match nobody or several people, and why an answer is what it is: a real sandbox
+process over the real in-process academic environment of the test corpus, its call trace read
+by soay/outcomes.py and worded by the answer stage (serving/answer.py)."""
+
+from __future__ import annotations
+
+import sqlite3
+import typing
+
+import pytest
+
+from serving.answer import ERRORS, compose_answer, compose_outcome, describe_error
+from serving.schemas import Record
+from soay.domains import get_domain
+from soay.outcomes import analyse, explain, fuzzy_apis
+from soay.sandbox import Limits, Sandbox
+from soay.sandbox.protocol import ErrorType
+
+SPEC = get_domain("aminer").spec
+SEARCHES = fuzzy_apis(SPEC)
+
+COAUTHORS = """
+person_list = searchPerson({args})
+person = person_list[0]
+coauthors = getCoauthors(person_id=person['person_id'])
+final_result = [coauthor['name'] for coauthor in coauthors]
+"""
+
+VENUE_OF_TOP_PAPER = """
+person_list = searchPerson({args})
+person = person_list[0]
+pubs = getPersonPubs(person_id=person['person_id'])
+publication = getPublication(pub_id=pubs[0]['pub_id'])
+final_result = publication['venue']
+"""
+
+
+@pytest.fixture(scope="module")
+def sandbox(aminer_db):
+    with Sandbox(get_domain("aminer").env_factory, {"db_path": str(aminer_db)}, Limits(cpu_seconds=5, wall_seconds=10)) as box:
+        yield box
+
+
+@pytest.fixture(scope="module")
+def corpus(aminer_db):
+    with sqlite3.connect(f"{aminer_db.as_uri()}?mode=ro", uri=True) as conn:
+        yield conn
+
+
+def _args(**kwargs: str) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+
+
+def _run(sandbox: Sandbox, template: str, query: str, **kwargs: str) -> tuple[typing.Any, dict]:
+    run = sandbox.run(template.format(args=_args(**kwargs)))
+    return run, compose_outcome(query, run.ok, run.result, run.error_type, run.trace, SEARCHES)
+
+
+def _duplicated(corpus) -> tuple[str, list[str]]:
+    """A name that several scholars carry, and their organisations."""
+    name, orgs = corpus.execute(
+        "SELECT p.name, group_concat(o.name, '|') FROM person p JOIN organization o ON o.id = p.org_id "
+        "GROUP BY p.name_norm HAVING count(*) > 1 ORDER BY count(DISTINCT p.org_id) DESC, p.name LIMIT 1"
+    ).fetchone()
+    return name, orgs.split("|")
+
+
+def _unique_with_pubs(corpus) -> tuple[str, str]:
+    """A scholar whose name nobody else carries, with co-authors and publications: (name, org)."""
+    return corpus.execute(
+        "SELECT p.name, o.name FROM person p JOIN organization o ON o.id = p.org_id "
+        "WHERE p.num_pubs > 2 AND (SELECT count(*) FROM person q WHERE q.name_norm = p.name_norm) = 1 "
+        "ORDER BY p.num_pubs DESC, p.pid LIMIT 1"
+    ).fetchone()
+
+
+def test_the_trace_carries_each_call_with_a_summary_of_its_result(sandbox, corpus):
+    name, _ = _unique_with_pubs(corpus)
+    run = sandbox.run(COAUTHORS.format(args=_args(name=name)))
+    assert run.ok, run.error
+    assert [c["api"] for c in run.trace] == [c["api"] for c in run.calls] == ["searchPerson", "getCoauthors"]
+    assert run.calls[0] == {"api": "searchPerson", "args": {"name": name}}  # the call list keeps its shape
+    search, coauthors = run.trace
+    assert search["args"] == {"name": name} and search["found"] >= 1 and search["items"][0]["name"] == name
+    assert {"person_id", "organization", "interests"} <= set(search["items"][0])
+    assert coauthors["found"] == len(run.result) and coauthors["args"] == {"person_id": search["items"][0]["person_id"]}
+
+
+def test_a_name_that_matches_nobody_is_said_to_match_nobody(sandbox):
+    query = "Who are the coauthors of Zzyzx Qwerty at Nowhere University?"
+    run, made = _run(sandbox, COAUTHORS, query, name="Zzyzx Qwerty", organization="Nowhere University")
+    assert not run.ok and run.error_type == "runtime"  # the category stays, for operators
+    assert made["kind"] == "not_found" and made["candidates"] is None
+    assert made["answer"] == "No scholar named “Zzyzx Qwerty” at “Nowhere University” was found."
+    assert made["explanation"] == [
+        {"api": "searchPerson", "args": {"name": "Zzyzx Qwerty", "organization": "Nowhere University"}, "found": 0, "took": "nothing (it found nothing)"}
+    ]
+    Record(request_id="r", query=query, language="en", solution="searchPerson -> getCoauthors", code="", answer=made["answer"],
+           timings={}, kind=made["kind"], candidates=made["candidates"], explanation=made["explanation"])
+
+    # the name comes first however the program ordered its arguments
+    _, zh = _run(sandbox, COAUTHORS, "Nowhere University的Zzyzx Qwerty有哪些合作者？", organization="Nowhere University", name="Zzyzx Qwerty")
+    assert zh["kind"] == "not_found" and zh["language"] == "zh"
+    assert zh["answer"] == "没有找到名为“Zzyzx Qwerty”、单位为“Nowhere University”的学者。"
+
+
+def test_a_name_several_scholars_carry_lists_them_instead_of_picking_one(sandbox, corpus):
+    name, orgs = _duplicated(corpus)
+    query = f"Who are the coauthors of {name}?"
+    run, made = _run(sandbox, COAUTHORS, query, name=name)
+    assert run.ok  # the program took the first namesake: the answer must not pass that off as the one
+    assert made["kind"] == "ambiguous"
+    candidates = made["candidates"]
+    assert len(candidates) >= 2 and len(candidates) == len(orgs)
+    assert all(c["name"].lower() == name.lower() and c["person_id"] for c in candidates)
+    assert sorted(c["organization"] for c in candidates) == sorted(orgs)
+    assert made["answer"].startswith(f"Several scholars are named “{name}”: ")
+    for c in candidates:
+        assert c["organization"] in made["answer"] and c["interests"][0] in made["answer"]
+    # each namesake at an organisation of its own comes with the question asked about it alone
+    for c in candidates:
+        if orgs.count(c["organization"]) == 1:
+            assert c["question"] == f"Who are the coauthors of {name} at {c['organization']}?"
+            again, chosen = _run(sandbox, COAUTHORS, c["question"], name=name, organization=c["organization"])
+            assert chosen["kind"] == "answer" and again.trace[1]["args"] == {"person_id": c["person_id"]}
+
+    _, zh = _run(sandbox, COAUTHORS, f"{name}的合作者有哪些？", name=name)
+    assert zh["kind"] == "ambiguous" and zh["answer"].startswith(f"有多位名为“{name}”的学者：")
+
+
+def test_an_organisation_shared_by_namesakes_leaves_them_ambiguous(sandbox, corpus):
+    row = corpus.execute(
+        "SELECT p.name, o.name FROM person p JOIN organization o ON o.id = p.org_id "
+        "GROUP BY p.name_norm, p.org_id HAVING count(*) > 1 ORDER BY p.name LIMIT 1"
+    ).fetchone()
+    if row is None:
+        pytest.skip("no two namesakes share an organisation in this corpus")
+    name, org = row
+    _, made = _run(sandbox, COAUTHORS, f"Who are the coauthors of {name} at {org}?", name=name, organization=org)
+    assert made["kind"] == "ambiguous" and len(made["candidates"]) >= 2
+    assert {c["organization"] for c in made["candidates"]} == {org}
+    assert all("question" not in c for c in made["candidates"])  # the organisation does not tell them apart
+
+
+def test_an_ordinary_answer_explains_each_hop(sandbox, corpus):
+    name, org = _unique_with_pubs(corpus)
+    query = f"Where was the most cited paper of {name} at {org} published?"
+    run, made = _run(sandbox, VENUE_OF_TOP_PAPER, query, name=name, organization=org)
+    assert run.ok, run.error
+    assert made["kind"] == "answer" and made["candidates"] is None
+    assert made["answer"] == compose_answer(query, True, run.result) == f"The answer is {run.result}."
+    search, pubs, publication = made["explanation"]
+    assert search["api"] == "searchPerson" and search["args"] == {"name": name, "organization": org} and search["found"] >= 1
+    assert search["took"] == f"person_id of result 1: {name} ({org})"
+    assert pubs["api"] == "getPersonPubs" and pubs["found"] >= 1 and pubs["took"].startswith("pub_id of result 1: ")
+    assert publication == {"api": "getPublication", "args": {"pub_id": run.trace[2]["args"]["pub_id"]}, "found": 1, "took": "used for the answer"}
+
+
+def test_calls_of_one_api_in_a_loop_are_one_step(sandbox, corpus):
+    name, org = _unique_with_pubs(corpus)
+    code = (
+        f"people = searchPerson({_args(name=name, organization=org)})\n"
+        "pubs = getPersonPubs(person_id=people[0]['person_id'])\n"
+        "final_result = [getPublication(pub_id=p['pub_id'])['venue'] for p in pubs[:3]]\n"
+    )
+    run = sandbox.run(code)
+    assert run.ok, run.error
+    steps = explain(run.trace, run.result)
+    assert [s["api"] for s in steps] == ["searchPerson", "getPersonPubs", "getPublication"]
+    assert steps[1]["took"] == f"pub_id of {min(3, run.trace[1]['found'])} results" and steps[2]["calls"] == min(3, run.trace[1]["found"])
+
+
+def test_an_api_that_rejects_a_call_is_said_in_words(sandbox):
+    query = "Who are the coauthors of the scholar with id 42?"
+    run, made = _run(sandbox, "final_result = getCoauthors(person_id='42')\n{args}", query)
+    assert not run.ok and run.error_type == "runtime" and made["kind"] == "answer"
+    assert made["answer"] == "I could not find an answer to this question: the program written for it made a call to getCoauthors that the service rejected."
+    assert made["explanation"][0]["took"].startswith("the call failed: ApiCallError")
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+@pytest.mark.parametrize("error_type", typing.get_args(ErrorType))
+def test_each_execution_error_is_a_sentence_a_person_understands(language, error_type):
+    query = "Who are the coauthors of Ada Lovelace?" if language == "en" else "Ada Lovelace的合作者有哪些？"
+    reason = describe_error(language, error_type)
+    assert reason == ERRORS[language][error_type] and "_" not in reason and len(reason) > 10  # words, not a code
+    sentence = compose_answer(query, False, None, error_type)
+    assert reason in sentence and f"({error_type})" not in sentence and "（" not in sentence
+    assert compose_outcome(query, False, None, error_type, [], SEARCHES)["answer"] == sentence
+    # every category reads differently
+    assert len({describe_error(language, e) for e in typing.get_args(ErrorType)}) == len(typing.get_args(ErrorType))
+
+
+def test_the_rules_on_a_bare_trace():
+    def search(found, items, **args):
+        return {"api": "searchPerson", "args": args, "found": found, "items": items}
+
+    a = {"person_id": "a" * 24, "name": "Wei Zhang", "organization": "Tsinghua University", "interests": ["data mining"]}
+    b = {"person_id": "b" * 24, "name": "Wei  ZHANG", "organization": "Peking University", "interests": ["robotics"]}
+    c = {"person_id": "c" * 24, "name": "Wei Zhang Jr", "organization": "MIT", "interests": []}
+    assert analyse([search(2, [a, b], name="wei zhang")], True, 1).kind == "ambiguous"
+    assert analyse([search(2, [a, b], name="Wei Zhang", organization="Tsinghua")], True, 1).kind == "answer"
+    assert analyse([search(2, [a, b], name="Wei Zhang", interest="robotics")], True, 1).kind == "answer"
+    assert analyse([search(2, [a, b], name="Wei Zhang", organization="Fudan")], True, 1).candidates == [a, b]
+    assert analyse([search(2, [a, c], name="Wei Zhang")], True, 1).kind == "answer"  # one exact match
+    assert analyse([search(2, [a, b], organization="Tsinghua University")], True, 1).kind == "answer"  # not a name search
+    # a search that found nothing, in a run that still answered, leaves the answer standing
+    assert analyse([search(1, [a], name="Wei Zhang"), search(0, [], name="Nobody")], True, ["x"]).kind == "answer"
+    assert analyse([search(1, [a], name="Wei Zhang"), search(0, [], name="Nobody")], True, []).kind == "not_found"
+    assert analyse([search(0, [], name="Nobody")], False, None, fuzzy={"searchPublication"}).kind == "answer"
+
+
+def test_the_answer_stage_explains_an_executor_outcome(sandbox):
+    """What Ingress.ask hands the answer deployment (the executor's dict less stdout) and what it
+    makes of it, as a Record takes it."""
+    import asyncio
+
+    from serving.answer import AnswerComposer
+
+    query = "Who are the coauthors of Zzyzx Qwerty at Nowhere University?"
+    outcome = sandbox.run(COAUTHORS.format(args=_args(name="Zzyzx Qwerty", organization="Nowhere University"))).to_dict()
+    ran = {k: outcome.get(k) for k in ("ok", "result", "error_type", "trace")}
+    made = asyncio.run(AnswerComposer.func_or_class().explain(query, ran, SEARCHES))
+    record = Record(request_id="r", query=query, language=made["language"], solution="searchPerson -> getCoauthors", code="",
+                    result=outcome["result"], ok=outcome["ok"], error=outcome["error"], error_type=outcome["error_type"],
+                    answer=made["answer"], timings={}, kind=made["kind"], candidates=made["candidates"], explanation=made["explanation"])
+    dumped = record.model_dump()
+    assert dumped["kind"] == "not_found" and dumped["error_type"] == "runtime" and dumped["explanation"][0]["found"] == 0
+    assert "Zzyzx Qwerty" in dumped["answer"] and "runtime" not in dumped["answer"]
