@@ -227,3 +227,21 @@ def test_the_answer_stage_explains_an_executor_outcome(sandbox):
     dumped = record.model_dump()
     assert dumped["kind"] == "not_found" and dumped["error_type"] == "runtime" and dumped["explanation"][0]["found"] == 0
     assert "Zzyzx Qwerty" in dumped["answer"] and "runtime" not in dumped["answer"]
+
+
+def test_the_trace_stays_small_for_a_program_that_calls_in_a_loop(sandbox, corpus):
+    from soay.sandbox.server import TRACE_DETAILED_CALLS, TRACE_ITEMS
+
+    name, org = _unique_with_pubs(corpus)
+    code = (
+        f"people = searchPerson({_args(name=name, organization=org)})\n"
+        "final_result = [len(getPersonInterest(person_id=people[0]['person_id'])) for _ in range(40)]\n"
+        "final_result = len(searchPerson(interest='learning')) + sum(final_result)\n"
+    )
+    run = sandbox.run(code)
+    assert run.ok, run.error
+    assert len(run.trace) == len(run.calls) == 42
+    assert all("items" in c for c in run.trace[:TRACE_DETAILED_CALLS]) and not any("items" in c for c in run.trace[TRACE_DETAILED_CALLS:])
+    assert all(len(c.get("items", [])) <= TRACE_ITEMS for c in run.trace) and run.trace[-1]["found"] >= 1
+    steps = explain(run.trace, run.result)
+    assert [s["api"] for s in steps] == ["searchPerson", "getPersonInterest", "searchPerson"] and steps[1]["calls"] == 40
