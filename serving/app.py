@@ -155,7 +155,7 @@ class Ingress:
             self.metrics.execution_errors.labels(outcome["error_type"] or "unknown").inc()
         ran = {k: outcome.get(k) for k in ("ok", "result", "error_type", "trace")}  # not stdout: the answer needs none
         composed = await self._stage("answer", timings, lambda: self.answer.explain.remote(query, ran, fuzzy_apis(self.spec)), on_stage)
-        trace.language = composed["language"]
+        trace.language, trace.kind = composed["language"], composed["kind"]
         return Record(
             request_id=trace.request_id, query=query, language=composed["language"], solution=solution, code=code,
             result=outcome["result"], ok=outcome["ok"], error=outcome["error"], error_type=outcome["error_type"],

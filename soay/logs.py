@@ -38,6 +38,10 @@ class RequestLog(BaseModel):
     status: RequestStatus
     error: str | None = None
     error_type: str | None = None
+    kind: Literal["answer", "not_found", "ambiguous"] = "answer"
+    """What the answer stage made of the run (soay/outcomes.py): `not_found` when a searched name
+    matched nobody, `ambiguous` when several entities carry it; such a request's program is no
+    example to learn from as it stands."""
     timings: dict[str, float] = Field(default_factory=dict)
     """Seconds per stage (retrieve, plan, code, execute, answer)."""
     models: dict[str, str] = Field(default_factory=dict)

@@ -245,3 +245,12 @@ def test_the_trace_stays_small_for_a_program_that_calls_in_a_loop(sandbox, corpu
     assert all(len(c.get("items", [])) <= TRACE_ITEMS for c in run.trace) and run.trace[-1]["found"] >= 1
     steps = explain(run.trace, run.result)
     assert [s["api"] for s in steps] == ["searchPerson", "getPersonInterest", "searchPerson"] and steps[1]["calls"] == 40
+
+
+def test_the_request_log_says_what_kind_of_answer_it_was():
+    from soay.logs import RequestLog
+
+    logged = RequestLog(request_id="r", endpoint="/v1/ask", query="q", status="ok", kind="ambiguous")
+    assert RequestLog.decode(logged.encode()).kind == "ambiguous"
+    # records written before the field existed still read, as answers
+    assert RequestLog.decode(b'{"request_id":"r","endpoint":"/v1/ask","query":"q","status":"ok"}').kind == "answer"
