@@ -13,7 +13,7 @@ trace and the spec's fuzzy (search) APIs, so they hold for any domain:
   interest) do not single one out. A program that takes the first of them would silently describe
   one namesake; the candidates are what a person (or client) picks from to ask again.
 * **explanation**: each call (consecutive calls of one API merged) with what it was asked, how
-  much it found and what the program took from it for the next call.
+  much it found and what the program took from it, for the next call or for the answer.
 
 Plain Python on JSON-compatible values: the serving answer stage and SoAyEval both use it.
 """
@@ -149,25 +149,43 @@ def _label(record: Mapping[str, Any]) -> str:
     return f"{name} ({where})" if name and where else str(name)
 
 
+def _atoms(value: Any) -> set[str]:
+    """The value and, for a list or a record, its elements (as reprs): what an answer may hold."""
+    atoms = {repr(value)}
+    if isinstance(value, list):
+        atoms.update(repr(v) for v in value)
+    elif isinstance(value, dict):
+        atoms.update(repr(v) for v in value.values())
+    return atoms
+
+
+def _fields_holding(call: dict[str, Any], wanted: set[str]) -> dict[str, set[int]]:
+    """Field -> indexes of the call's results whose field holds one of `wanted` (reprs)."""
+    taken: dict[str, set[int]] = {}
+    for i, item in enumerate(call.get("items") or []):
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if isinstance(value, (str, int, float, list)) and not isinstance(value, bool) and repr(value) in wanted:
+                    taken.setdefault(key, set()).add(i)
+        elif repr(item) in wanted:
+            taken.setdefault("value", set()).add(i)
+    return taken
+
+
 def _taken(call: dict[str, Any], later: list[dict[str, Any]], result: Any) -> str:
-    """What the program took from `call`: the fields of its results that later calls were given."""
+    """What the program took from `call`: the fields of its results that later calls were given,
+    else those the answer holds ("venue of result 1: <title> (<year>)")."""
     if "error" in call:
         return "the call failed: " + call["error"]
     if call.get("found") == 0:
         return "nothing (it found nothing)"
-    used = {repr(v) for c in later for v in (c.get("args") or {}).values()}
-    taken: dict[str, set[int]] = {}
-    picked: list[int] = []
-    for i, item in enumerate(call.get("items") or []):
-        if isinstance(item, dict):
-            for key, value in item.items():
-                if isinstance(value, (str, int)) and repr(value) in used:
-                    taken.setdefault(key, set()).add(i)
-                    picked.append(i)
-        elif isinstance(item, (str, int)) and repr(item) in used:
-            taken.setdefault("value", set()).add(i)
+    taken = _fields_holding(call, {repr(v) for c in later for v in (c.get("args") or {}).values()})
+    if not taken and result not in EMPTY_RESULTS:
+        taken = _fields_holding(call, _atoms(result))
+        if not taken:
+            return "used for the answer"
     if not taken:
-        return "used for the answer" if result not in EMPTY_RESULTS else "nothing used"
+        return "nothing used" if result in EMPTY_RESULTS else "used for the answer"
     parts = []
     for key, rows in taken.items():
         if len(rows) == 1:
@@ -194,6 +212,10 @@ def explain(trace: list[dict[str, Any]], result: Any = None) -> list[dict[str, A
                 last["api"] = f"{last['api']}, ..."
             if "error" in call:
                 last["took"] = took
+            elif last["took"] != took and " of result " in last["took"] and " of result " in took:
+                fields = last["took"].split(" of result ")[0]
+                if fields == took.split(" of result ")[0]:
+                    last["took"] = f"{fields} of each call's result"
             continue
         steps.append({"api": api, "args": dict(call.get("args") or {}), "found": call.get("found"), "took": took})
     return steps

@@ -153,7 +153,9 @@ def test_an_ordinary_answer_explains_each_hop(sandbox, corpus):
     assert search["api"] == "searchPerson" and search["args"] == {"name": name, "organization": org} and search["found"] >= 1
     assert search["took"] == f"person_id of result 1: {name} ({org})"
     assert pubs["api"] == "getPersonPubs" and pubs["found"] >= 1 and pubs["took"].startswith("pub_id of result 1: ")
-    assert publication == {"api": "getPublication", "args": {"pub_id": run.trace[2]["args"]["pub_id"]}, "found": 1, "took": "used for the answer"}
+    title, year = run.trace[2]["items"][0]["title"], run.trace[2]["items"][0]["year"]
+    assert publication == {"api": "getPublication", "args": {"pub_id": run.trace[2]["args"]["pub_id"]}, "found": 1,
+                           "took": f"venue of result 1: {title} ({year})"}
 
 
 def test_calls_of_one_api_in_a_loop_are_one_step(sandbox, corpus):
@@ -168,6 +170,8 @@ def test_calls_of_one_api_in_a_loop_are_one_step(sandbox, corpus):
     steps = explain(run.trace, run.result)
     assert [s["api"] for s in steps] == ["searchPerson", "getPersonPubs", "getPublication"]
     assert steps[1]["took"] == f"pub_id of {min(3, run.trace[1]['found'])} results" and steps[2]["calls"] == min(3, run.trace[1]["found"])
+    assert steps[2]["took"] == ("venue of each call's result" if steps[2]["calls"] > 1 else steps[2]["took"])
+    assert steps[2]["took"].startswith("venue of ")
 
 
 def test_an_api_that_rejects_a_call_is_said_in_words(sandbox):
