@@ -160,8 +160,8 @@ async function ask(question) {
   const button = $("ask-button");
   show($("ask-error"), "");
   $("outcome").hidden = true;
-  for (const id of ["answer", "solution", "code", "result", "feedback-status", "request-id"]) $(id).replaceChildren();
-  $("exec-error").hidden = true;
+  for (const id of ["answer", "solution", "code", "result", "feedback-status", "request-id", "explanation", "candidates"]) $(id).replaceChildren();
+  for (const id of ["exec-error", "explanation-panel", "candidates"]) $(id).hidden = true;
   for (const b of [$("good"), $("bad")]) { b.disabled = false; b.classList.remove("chosen"); }
   $("progress").hidden = false;
   resetStages();
@@ -224,6 +224,27 @@ function showRecord(record) {
     show($("exec-error"), `The generated code failed in the sandbox (${record.error_type || "error"}): ${record.error || "no detail"}`);
   }
   renderResult($("result"), record.result, record.ok);
+  showExplanation(record.explanation || []);
+  showCandidates(record.candidates || []);
+}
+
+// One row per API call of the run (consecutive calls of one API merged by the service).
+function showExplanation(steps) {
+  $("explanation-panel").hidden = !steps.length;
+  $("explanation").replaceChildren(
+    el("tr", {}, el("th", {}, "API"), el("th", {}, "asked with"), el("th", {}, "found"), el("th", {}, "the program took")),
+    ...steps.map((s) => el("tr", {},
+      el("td", { class: "mono" }, s.api, s.calls > 1 ? ` ×${s.calls}` : ""),
+      el("td", { class: "mono" }, Object.entries(s.args || {}).map(([k, v]) => `${k}=${cell(v)}`).join(", ")),
+      el("td", {}, cell(s.found)), el("td", {}, cell(s.took)))));
+}
+
+// Several people share the name: each namesake, and the question asked again about that one alone.
+function showCandidates(candidates) {
+  $("candidates").hidden = !candidates.length;
+  $("candidates").replaceChildren(...candidates.map((c) => el("div", { class: "candidate" },
+    el("span", { class: "who" }, [c.name, c.organization].filter(Boolean).join(" · ") || cell(c)),
+    c.question ? el("button", { type: "button", class: "ask-link", onclick: () => ask(c.question) }, c.question) : "")));
 }
 
 function cell(value) {
