@@ -45,6 +45,7 @@ recipe kept for comparison; configs/sft/lora.yaml and gpu_zero3.yaml fine-tune a
 DEMO_EVAL_CASES = 240
 """Cases of the demo's evaluation: enough for every hop and language, short enough for the demo's budget."""
 PARAPHRASES = Path(__file__).resolve().parents[1] / "benchmarks" / "paraphrases.yaml"
+OUT_OF_SCOPE_BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "out_of_scope.yaml"
 USER_ERRORS = (ValueError, KeyError, FileNotFoundError, FileExistsError, ValidationError, OSError, BaseModelError)
 
 
@@ -230,6 +231,7 @@ def spec_generate(
         timeout_s=live.timeout_s,
         attempts=live.attempts,
         backoff_s=live.backoff_s,
+        max_backoff_s=live.max_backoff_s,
         cache_path=str(Path(target).resolve().parent / "api-cache.sqlite"),
         cache_ttl_s=live.cache_ttl_s,
         requests_per_snippet=live.requests_per_snippet,
@@ -353,6 +355,7 @@ def eval_cmd(
     out: Path | None = typer.Option(None, help="Where eval.json and eval.md go (default: beside the model)."),
     limit: int | None = typer.Option(None, min=1, help="Evaluate only N cases spread evenly over the split."),
     paraphrases: Path | None = typer.Option(None, help="Also score hand-written phrasings (e.g. benchmarks/paraphrases.yaml)."),
+    out_of_scope: Path | None = typer.Option(None, "--out-of-scope", help="Also measure refusals of these out-of-scope questions (e.g. benchmarks/out_of_scope.yaml)."),
 ) -> None:
     """SoAyEval on a held-out split: planner + coder via vLLM, code in the sandbox."""
     from soay.splits import HELD_OUT_SPLITS
@@ -362,12 +365,13 @@ def eval_cmd(
         fail(f"--split must be one of {', '.join(HELD_OUT_SPLITS)}, not {split!r}")
     if not is_model_dir(model):
         fail(f"{model} is not a trained model directory (no {HEADS_FILE} or config.json); run `soay train` first")
-    if paraphrases and not paraphrases.is_file():
-        fail(f"paraphrase file {paraphrases} does not exist")
+    for given in (paraphrases, out_of_scope):
+        if given and not given.is_file():
+            fail(f"file {given} does not exist")
     s = load_settings(**{"data.domain": domain})
     report = run_eval(model, dataset or s.data.dataset_path(), s.data.corpus_path(), s.data.domain, out or model.parent / f"eval-{split}",
-                      limit, paraphrases, split)
-    typer.echo(json.dumps({"headline": report["headline"], "score": report["score"], "all": report["all"], "meta": report["meta"]}))
+                      limit, paraphrases, split, out_of_scope)
+    typer.echo(json.dumps({"headline": report["headline"], "out_of_scope": report.get("out_of_scope"), "score": report["score"], "all": report["all"], "meta": report["meta"]}))
 
 
 @app.command("serve")
@@ -620,7 +624,7 @@ def demo(
     typer.echo(f"== SoAyEval on {DEMO_EVAL_CASES} cases spread over the held-out test split and the hand-written paraphrases "
                "(the whole split: benchmarks/model_bench.py)")
     evaluation = run_eval(Path(record["checkpoint"]), report.dataset_path, s.data.corpus_path(), s.data.domain, run_dir / "eval",
-                          limit=DEMO_EVAL_CASES, paraphrases=PARAPHRASES)
+                          limit=DEMO_EVAL_CASES, paraphrases=PARAPHRASES, out_of_scope=OUT_OF_SCOPE_BENCH)
     typer.echo((run_dir / "eval" / "eval.md").read_text())
 
     s = s.model_copy(update={"serve": s.serve.model_copy(update={"model_dir": Path(record["checkpoint"])})})

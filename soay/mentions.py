@@ -42,6 +42,10 @@ _NOT_NAMES = {
     "of", "for", "among", "with", "by", "from", "at", "to", "and", "or", "pdf", "url", "email", "if", "any",
     "all", "each", "every", "roughly", "someone", "somebody", "get", "fetch", "return", "look", "count",
     "my", "me", "was", "were", "has", "have", "had", "there", "this", "that", "these", "those", "it",
+    # sentence openers of the domains' own phrasings (soay/intents/*.yaml)
+    "what's", "who's", "i'd", "i'm", "identify", "should", "summarise", "summarize", "take", "compare", "they", "enumerate",
+    "under", "check", "describe", "introduce", "just", "since", "explain", "point", "merge", "go", "link", "beyond",
+    "phd", "provide", "report", "display", "locate", "retrieve", "search", "quick", "hey", "so", "now", "then",
 }
 
 

@@ -134,12 +134,14 @@ def predict_with_heads(model_dir: Path, queries: list[str], domain: Any, batch_s
 
 def run_eval(
     model_dir: Path, dataset_root: Path, db_path: Path, domain_name: str, out_dir: Path,
-    limit: int | None = None, paraphrases: Path | None = None, split: str = "test",
+    limit: int | None = None, paraphrases: Path | None = None, split: str = "test", out_of_scope: Path | None = None,
 ) -> dict[str, Any]:
     """Score the model on the dataset's `split` ("validation" while tuning, "test" for reports; given
     a paraphrase file, also on hand-written phrasings of the same cases); writes eval.json,
     eval.md and predictions.jsonl to `out_dir`. The headline is what a user meets: the Score on
-    phrasings never seen in training and on the hand-written paraphrases, per language."""
+    phrasings never seen in training and on the hand-written paraphrases, per language. Given an
+    `out_of_scope` file ({en: [...], zh: [...]}, e.g. benchmarks/out_of_scope.yaml), also how many
+    of those questions a heads model refuses, and how many in-scope cases it refuses wrongly."""
     domain = get_domain(domain_name)
     cases_of_split = list(iter_triplets(dataset_root, split=split))
     test = _spread(cases_of_split, limit)
@@ -153,8 +155,11 @@ def run_eval(
     weights = load_tool_weights(dataset_root, domain.library.graph)  # as the service ranks them
     started = time.perf_counter()
     vocabulary: frozenset[str] = frozenset()
+    refusal_set = _load_questions(out_of_scope) if out_of_scope and _has_heads(model_dir) else []
     if _has_heads(model_dir):
-        planned, vocabulary = predict_with_heads(model_dir, [t.query for t in cases], domain)
+        planned, vocabulary = predict_with_heads(model_dir, [t.query for t in cases] + [q for _, q in refusal_set], domain)
+        refused_oos = [c == "out_of_scope" for c, _, _ in planned[len(cases) :]]
+        planned = planned[: len(cases)]
         combinations = [c for c, _, _ in planned]
         raw = [(solution, program) for _, solution, program in planned]
     else:  # the from-scratch recipe: generative planner and coder (configs/sft/cpu_full.yaml)
@@ -199,7 +204,20 @@ def run_eval(
                 **part["all"], "score": part["score"], **{k: v for k, v in part.items() if k.startswith("score:")},
                 "planner_accuracy": _planner_accuracy([test[i] for i in picked], [predictions[i] for i in picked])["all"],
             }
+    if refusal_set:
+        report["out_of_scope"] = {
+            "correct_refusals": {lang: _share([r for (l, _), r in zip(refusal_set, refused_oos) if lang in ("all", l)])
+                                 for lang in ("all", "en", "zh")},
+            "questions": len(refusal_set),
+            "false_refusals": {name: _share([not s for s, _ in predictions[a:b]]) for name, (a, b) in
+                               (("test", (0, len(test))), ("paraphrases", (len(test), len(cases))))},
+        }
     report["headline"] = headline(report)
+    if "out_of_scope" in report:
+        o = report["out_of_scope"]
+        markdown = (f"Out of scope: {o['correct_refusals']['all']} % of {o['questions']} held-out out-of-scope questions refused "
+                    f"(en {o['correct_refusals']['en']} %, zh {o['correct_refusals']['zh']} %); in-scope questions refused wrongly: "
+                    f"test {o['false_refusals']['test']} %, paraphrases {o['false_refusals']['paraphrases']} %.\n\n") + markdown
     markdown = headline_markdown(report["headline"]) + "\n" + markdown + "\nBy phrasing: " + "; ".join(
         f"{k}: n {v['n']}, ACC {v['ACC']}, Score {v['score']}, planner {v['planner_accuracy']}%" for k, v in report["by_phrasing"].items()
     ) + "\n"
@@ -232,6 +250,17 @@ def headline_markdown(h: dict[str, Any]) -> str:
     lines = ["| Score on | all | en | zh |", "|---|---|---|---|"]
     lines += [f"| {name} | {v['all']} | {v['en']} | {v['zh']} |" for name, v in rows if v]
     return "\n".join(lines) + "\n"
+
+
+def _load_questions(path: Path) -> list[tuple[str, str]]:
+    import yaml
+
+    data = yaml.safe_load(Path(path).read_text())
+    return [(language, q) for language in ("en", "zh") for q in data.get(language, [])]
+
+
+def _share(flags: list[bool]) -> float | None:
+    return round(100 * sum(flags) / len(flags), 2) if flags else None
 
 
 def _spread(cases: list[Triplet], limit: int | None) -> list[Triplet]:

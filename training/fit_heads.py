@@ -89,8 +89,8 @@ def literal_vocabulary(triplets: list[Any]) -> frozenset[str]:
     """Input values the questions write that mention detection does not see (lower-case research
     fields, say): masked like mentions, so a program never carries another question's field."""
     return frozenset(
-        v.casefold() for t in triplets for v in t.inputs.values()
-        if isinstance(v, str) and v and v not in find_mentions(t.query) and v.casefold() in t.query.casefold()
+        v for t in triplets for v in t.inputs.values()
+        if isinstance(v, str) and v and v == v.lower() and v not in find_mentions(t.query) and v in t.query.casefold()
     )
 
 

@@ -1,0 +1,68 @@
+"""The heads recipe for real: features of the (truncated) Gemma base from vLLM's pooling runner, the
+planner head over combinations and out of scope, the coder's nearest verified program; fitted by
+`soay train`'s code path and scored by SoAyEval's."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, verified_triplets
+from soay.dataset import write_version
+from soay.domains import get_domain
+from soay.heads import OUT_OF_SCOPE, Heads
+from soay.settings import Settings
+
+
+def _heads(threshold: float) -> Heads:
+    """Two combinations and out of scope over 2-d features; exemplars on the axes."""
+    return Heads(
+        mean=np.zeros(2), scale=np.ones(2), weight=np.array([[4.0, 0.0], [0.0, 4.0], [-4.0, -4.0]]), bias=np.zeros(3),
+        labels=["a", "b", OUT_OF_SCOPE], exemplars=np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]]),
+        exemplar_labels=["a", "a", "b"], exemplar_programs=["x = 1", "x = 2", "y = 1"], out_of_scope_threshold=threshold,
+    )
+
+
+def test_the_planner_refuses_only_above_its_threshold_and_the_coder_takes_the_nearest_program(tmp_path):
+    far = np.array([[-0.3, -0.3]])  # out of scope with probability 0.95
+    assert _heads(0.5).plan(far)[0][0] == OUT_OF_SCOPE
+    strict = _heads(0.99)
+    assert strict.plan(far)[0][0] in {"a", "b"}  # below the threshold: the best combination instead
+    assert strict.plan(np.array([[1.0, 0.0]]))[0][0] == "a"
+    assert strict.programs(np.array([[0.8, 0.3], [0.0, 2.0]]), ["a", "b"]) == [["x = 2"], ["y = 1"]]
+    assert strict.programs(np.array([[1.0, 0.0]]), ["nowhere"]) == [[]]  # no exemplar: the coder must write
+    strict.save(tmp_path)
+    loaded = Heads.load(tmp_path)
+    assert loaded.labels == strict.labels and loaded.out_of_scope_threshold == 0.99
+    assert np.allclose(loaded.probabilities(far), strict.probabilities(far))
+    with pytest.raises(FileNotFoundError, match="soay train"):
+        Heads.load(tmp_path / "missing")
+
+
+def test_fit_and_evaluate_heads_on_the_base(gemma_small, tmp_path, aminer_env, aminer_db):
+    from training.evaluate import run_eval
+    from training.fit_heads import fit_heads, load_heads_config
+
+    settings = Settings(data={"root": tmp_path})
+    train, test = verified_triplets(settings, aminer_env, aminer_db, {"train": 2, "test": 1})
+    validation = [t.model_copy(update={"split": "validation"}) for t in train[::4]]
+    dataset = tmp_path / "dataset"
+    write_version(dataset, "aminer", train + validation + test, {"job": "test"})
+    config = load_heads_config(ROOT / "configs" / "heads.yaml", ["C_grid=[1.0]"])
+    record = fit_heads(config, settings, dataset, tmp_path / "run", base_dir=gemma_small)
+    model = tmp_path / "run" / "model"
+    assert (model / "base").resolve() == gemma_small and json.loads((model / "run.json").read_text())["recipe"] == "heads"
+    chosen = record["validation"]["chosen"]
+    assert chosen["false_refusals"] <= config.max_false_refusals and 0 < chosen["threshold"] <= 1
+    heads = Heads.load(model)
+    domain = get_domain("aminer")
+    assert set(heads.labels) == {c.id for c in domain.combinations} | {OUT_OF_SCOPE}
+    assert heads.vocabulary  # research fields, written in lower case
+    report = run_eval(model, dataset, aminer_db, "aminer", tmp_path / "eval", out_of_scope=ROOT / "benchmarks" / "out_of_scope.yaml")
+    assert report["meta"]["invalid_solutions"] == 0 and report["meta"]["test_cases"] == len(test)
+    # even a 2-layer base answers the training phrasings' questions about unseen entities
+    assert report["by_phrasing"]["seen"]["EM"] > 30
+    assert report["out_of_scope"]["questions"] > 200 and report["out_of_scope"]["correct_refusals"]["all"] > 50
+    assert {"held_out_phrasings", "all_cases"} <= set(report["headline"])
