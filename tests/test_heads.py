@@ -20,7 +20,7 @@ def _heads(threshold: float) -> Heads:
     """Two combinations and out of scope over 2-d features; exemplars on the axes."""
     return Heads(
         mean=np.zeros(2), scale=np.ones(2), weight=np.array([[4.0, 0.0], [0.0, 4.0], [-4.0, -4.0]]), bias=np.zeros(3),
-        labels=["a", "b", OUT_OF_SCOPE], exemplars=np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]]),
+        labels=["a", "b", OUT_OF_SCOPE], exemplars=np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]]),
         exemplar_labels=["a", "a", "b"], exemplar_programs=["x = 1", "x = 2", "y = 1"], out_of_scope_threshold=threshold,
     )
 
@@ -31,7 +31,7 @@ def test_the_planner_refuses_only_above_its_threshold_and_the_coder_takes_the_ne
     strict = _heads(0.99)
     assert strict.plan(far)[0][0] in {"a", "b"}  # below the threshold: the best combination instead
     assert strict.plan(np.array([[1.0, 0.0]]))[0][0] == "a"
-    assert strict.programs(np.array([[0.8, 0.3], [0.0, 2.0]]), ["a", "b"]) == [["x = 2"], ["y = 1"]]
+    assert strict.programs(np.array([[0.5, 0.6], [0.9, 0.1], [0.0, 2.0]]), ["a", "a", "b"]) == [["x = 2"], ["x = 1"], ["y = 1"]]
     assert strict.programs(np.array([[1.0, 0.0]]), ["nowhere"]) == [[]]  # no exemplar: the coder must write
     strict.save(tmp_path)
     loaded = Heads.load(tmp_path)
