@@ -23,6 +23,7 @@ from soay.dataset import iter_triplets, load_manifest
 from soay.heads import OUT_OF_SCOPE, Heads
 from soay.mentions import find_mentions, mask_code
 from soay.prompts import question_text
+from retriever.documents import language_of
 from soay.settings import Settings
 from training.base_model import copy_notice, resolve_base_model
 
@@ -144,13 +145,14 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
     x, x_val = features[:n_train], features[n_train:]
     y = labels + [OUT_OF_SCOPE] * len(refusals_train)
     y_val = [t.combination.id for t in validation] + [OUT_OF_SCOPE] * len(refusals_val)
+    languages = [t.language for t in validation] + [language_of(q) for q in refusals_val]
     mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
     exemplars = (x[: len(questions)] - mean) / scale
     exemplars /= np.linalg.norm(exemplars, axis=1, keepdims=True) + 1e-9
     tried = []
     for c in config.C_grid or [config.C]:
         heads = _fit(x, y, mean, scale, c, config.max_iter, exemplars, labels, programs, vocabulary)
-        tried.append((_validate(heads, x_val, y_val, config.max_false_refusals), c, heads))
+        tried.append((_validate(heads, x_val, y_val, config.max_false_refusals, languages), c, heads))
     (chosen, c, heads) = max(tried, key=lambda r: (r[0]["combination_accuracy"] or 0, r[0]["correct_refusals"] or 0))
     heads.out_of_scope_threshold = chosen["threshold"]
     model_dir = Path(out_dir).resolve() / "model"
@@ -187,9 +189,10 @@ def _fit(
                  exemplars.astype(np.float32), labels, programs, vocabulary)
 
 
-def _validate(heads: Heads, x: np.ndarray, y: list[str], max_false_refusals: float) -> dict[str, Any]:
+def _validate(heads: Heads, x: np.ndarray, y: list[str], max_false_refusals: float, languages: list[str]) -> dict[str, Any]:
     """The head on the validation split: the lowest out-of-scope threshold whose false refusals of
-    in-scope questions stay within `max_false_refusals`, and the accuracies it gives."""
+    in-scope questions stay within `max_false_refusals`, and the accuracies it gives (per language,
+    beside retrieval alone: the nearest training question's combination by the same features)."""
     in_scope = np.array([label != OUT_OF_SCOPE for label in y])
     oos_probability = heads.out_of_scope_probability(x) if OUT_OF_SCOPE in heads.labels else np.zeros(len(y))
     threshold = 1.0 if in_scope.any() else heads.out_of_scope_threshold  # nothing to tune on: keep the default
@@ -205,9 +208,18 @@ def _validate(heads: Heads, x: np.ndarray, y: list[str], max_false_refusals: flo
     def share(mask: np.ndarray) -> float | None:
         return round(float(np.mean(predicted[mask] == truth[mask])), 4) if mask.any() else None
 
+    z = heads.standardize(x)
+    z /= np.linalg.norm(z, axis=1, keepdims=True) + 1e-9
+    nearest = np.array(heads.exemplar_labels)[(z @ heads.exemplars.T).argmax(axis=1)]
+    lang = np.array(languages)
     return {
         "threshold": round(threshold, 3),
         "combination_accuracy": share(in_scope),
+        "by_language": {
+            code: {"planner": share(in_scope & (lang == code)),
+                   "nearest_exemplar": round(float(np.mean(nearest[in_scope & (lang == code)] == truth[in_scope & (lang == code)])), 4)}
+            for code in ("en", "zh") if (in_scope & (lang == code)).any()
+        },
         "false_refusals": round(float(np.mean(predicted[in_scope] == OUT_OF_SCOPE)), 4) if in_scope.any() else None,
         "correct_refusals": share(~in_scope),
     }
