@@ -285,6 +285,9 @@ class LiveApiSettings(Section):
     attempts: int = Field(4, ge=1)
     """Tries per call; 429, 5xx and time-outs are retried with exponential back-off."""
     backoff_s: float = Field(0.2, ge=0)
+    """The first wait before a retry; it doubles per retry (plus up to as much again of jitter)."""
+    max_backoff_s: float = Field(5.0, ge=0)
+    """The longest wait between two tries."""
     requests_per_snippet: int = Field(200, ge=1)
     """HTTP requests one generated snippet may cause (cache hits are free)."""
     cache_ttl_s: float | None = None

@@ -89,6 +89,7 @@ class LiveApiEnvironment(SpecDispatch):
         self._pid = -1
         self._spent = 0
         self._pools: dict[str, dict[str, dict[str, Any]]] = {}
+        self._head_names: set[str] | None = None
 
     # ------------------------------------------------------------------ calls
 
@@ -142,7 +143,8 @@ class LiveApiEnvironment(SpecDispatch):
         client = self._http()
         retrying = Retrying(
             stop=stop_after_attempt(self.options.attempts),
-            wait=wait_exponential_jitter(initial=self.options.backoff_s, max=self.options.max_backoff_s),
+            # jitter in proportion to the back-off (tenacity's default adds up to 1 s whatever backoff_s says)
+            wait=wait_exponential_jitter(initial=self.options.backoff_s, max=self.options.max_backoff_s, jitter=self.options.backoff_s),
             retry=retry_if_exception_type(TransientError),
         )
         try:
@@ -220,9 +222,11 @@ class LiveApiEnvironment(SpecDispatch):
         return sorted(set.intersection(*pools)) if pools else []
 
     def _heads(self) -> set[str]:
-        from soay.graph import ApiGraph
+        if self._head_names is None:  # asked for every candidate: build the graph once
+            from soay.graph import ApiGraph
 
-        return set(ApiGraph(self.spec).heads)
+            self._head_names = set(ApiGraph(self.spec).heads)
+        return self._head_names
 
     def _pool(self, head: Api) -> dict[str, dict[str, Any]]:
         """Records the head API returns, by entity id, gathered from the live service once."""
@@ -257,6 +261,7 @@ class LiveApiEnvironment(SpecDispatch):
                     text = record.get(sources[probe_param])
                     queue.extend(w.lower() for w in _WORD.findall(text if isinstance(text, str) else ""))
         self.stats["sampled_" + head.name] = len(pool)
+        self.stats["probe_calls"] += calls
         return pool
 
 
