@@ -21,7 +21,8 @@ Outcomes, one per consumed record (the `outcome` label of soay_enlarge_records_t
   malformed (not a valid record), no_code, logged_error (the service's own run failed),
   unknown_solution, negative_feedback, exec_error, empty_result, mismatch, path_mismatch,
   no_combination (a verified program of no library combination: a new intent for a person to
-  label), held_out_entity (about a validation or test entity: kept out of training and out of the
+  label), answered_ambiguous / answered_not_found (the service asked back or found nothing),
+  held_out_entity (about a validation or test entity: kept out of training and out of the
   tool weights, so the evaluation stays unseen),
   and negative_feedback_after_accept (on the feedback record).
 
@@ -285,6 +286,8 @@ class Enlarger:
                 self._review(d, m, r.request_id, "no_code", r, detail=r.error)
             elif r.status != "ok":
                 self._review(d, m, r.request_id, "logged_error", r, detail=r.error)
+            elif r.kind != "answer":  # a clarification (ambiguous, not found) is no answer to learn from
+                self._review(d, m, r.request_id, f"answered_{r.kind}", r)
             elif (solution := _canonical(r.solution)) not in self.library:
                 self._review(d, m, r.request_id, "unknown_solution", r)
             elif r.request_id in negative:
