@@ -67,6 +67,8 @@ class SandboxSettings(Section):
     memory_mb: int = Field(256, ge=32)
     max_output_bytes: int = Field(1_000_000, ge=1024)
     max_api_calls: int = Field(1000, ge=1)
+    pool_size: int = Field(4, ge=1)
+    """Sandboxes per executor replica: requests run at once up to this many, each in its own."""
     api_backend: Literal["inprocess", "http"] = "inprocess"
     """inprocess: the sandbox opens the SQLite corpus itself; http: it calls the API clone at api_url."""
     api_url: str = "http://127.0.0.1:8300"
