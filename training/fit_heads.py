@@ -49,6 +49,10 @@ class HeadsConfig(BaseModel):
     """Out-of-scope threshold: the lowest that refuses at most this share of in-scope validation questions."""
     out_of_scope: bool = True
     """Train the out-of-scope class on soay/intents/out_of_scope.yaml."""
+    max_questions: int | None = Field(None, ge=1)
+    """The training budget: at most this many distinct training questions are encoded (taken evenly
+    over the combinations). Fitting costs one pass of the base per question (about 15 per second on
+    2 cores), so this bounds `soay demo`'s training time; null: all."""
     max_iter: int = Field(2000, ge=10)
     max_model_len: int = Field(256, ge=32)
     batch_size: int = Field(64, ge=1)
@@ -130,6 +134,10 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
     first: dict[str, Any] = {}
     for t in triplets:
         first.setdefault(question_text(t.query, vocabulary), t)
+    kept = _round_robin(list(first.values()))
+    if config.max_questions is not None:
+        kept = kept[: config.max_questions]  # round-robin order: every combination keeps its share
+    first = {question_text(t.query, vocabulary): t for t in kept}
     questions = [t.query for t in first.values()]
     labels = [t.combination.id for t in first.values()]
     programs = [mask_code(t.code, t.query, vocabulary).strip() for t in first.values()]
@@ -176,6 +184,15 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
     }
     (model_dir / "run.json").write_text(json.dumps(record, indent=2))
     return record
+
+
+def _round_robin(triplets: list[Any]) -> list[Any]:
+    """One question of each combination in turn, so that any prefix covers them all evenly."""
+    by_combination: dict[str, list[Any]] = {}
+    for t in triplets:
+        by_combination.setdefault(t.combination.id, []).append(t)
+    groups = list(by_combination.values())
+    return [g[i] for i in range(max(map(len, groups), default=0)) for g in groups if i < len(g)]
 
 
 def _fit(
