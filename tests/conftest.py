@@ -200,7 +200,8 @@ def served(tmp_path_factory, aminer_db, data_root, ray_session, log_broker, gemm
 
     root = tmp_path_factory.mktemp("serving")
     settings = Settings(
-        data={"root": data_root, "corpus_size": TEST_CORPUS_SIZE, "seed": 7, "train_per_combination": 6, "test_per_combination": 2, "unit_size": 6},
+        data={"root": data_root, "corpus_size": TEST_CORPUS_SIZE, "seed": 7, "train_per_combination": 16, "validation_per_combination": 4,
+              "test_per_combination": 4, "unit_size": 8},
         ray={"workers": 1},
         retriever={"index_dir": root / "index", "device": "cpu"},
         serve={**SERVE, "model_dir": root / "run" / "model", "port": free_port()},

@@ -150,7 +150,7 @@ def test_api_key_is_required_except_for_health_and_metrics(served):
 
 ANSWER_FLOOR = 0.5
 """Share of held-out-phrasing questions (1/2/3 hops, en and zh) the served model must answer right.
-The session's model is fitted on 6 questions per combination; the demo model clears far more."""
+The session's model is fitted on 16 questions per combination; the demo model clears far more."""
 
 
 def held_out_cases(test: list) -> list:
