@@ -50,7 +50,7 @@ class GenerationReport:
 
 def sandbox_for(domain_name: str, db_path: Path, settings: SandboxSettings) -> Sandbox:
     """A sandbox whose APIs are the corpus in-process, or the HTTP clone, as configured."""
-    limits = Limits(**settings.model_dump(exclude={"api_backend", "api_url"}))
+    limits = Limits(**settings.model_dump(exclude={"api_backend", "api_url", "pool_size"}))  # pool_size is the executor's
     if settings.api_backend == "http":
         return Sandbox(HTTP_ENV_FACTORY, {"base_url": settings.api_url, "domain": domain_name}, limits)
     return Sandbox(get_domain(domain_name).env_factory, {"db_path": str(db_path)}, limits)

@@ -68,7 +68,7 @@ def generate_live(
         shutil.rmtree(out)
     data = settings.data
     oracle = LiveApiEnvironment(options.model_copy(update={"requests_per_snippet": None}))
-    sandbox_limits = settings.sandbox.model_dump(exclude={"api_backend", "api_url"})
+    sandbox_limits = settings.sandbox.model_dump(exclude={"api_backend", "api_url", "pool_size"})
     sandbox_limits["wall_seconds"] = max(sandbox_limits["wall_seconds"], MIN_WALL_SECONDS)
     stats: Counter = Counter()
 

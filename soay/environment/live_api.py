@@ -34,7 +34,7 @@ from typing import Any
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
-from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
+from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_type, stop_after_attempt
 
 from soay.environment.base import ApiCallError, SpecDispatch
 from soay.environment.live_transport import TransientError, build_request, load_binding, read_response
@@ -143,8 +143,7 @@ class LiveApiEnvironment(SpecDispatch):
         client = self._http()
         retrying = Retrying(
             stop=stop_after_attempt(self.options.attempts),
-            # jitter in proportion to the back-off (tenacity's default adds up to 1 s whatever backoff_s says)
-            wait=wait_exponential_jitter(initial=self.options.backoff_s, max=self.options.max_backoff_s, jitter=self.options.backoff_s),
+            wait=self._backoff,
             retry=retry_if_exception_type(TransientError),
         )
         try:
@@ -161,6 +160,12 @@ class LiveApiEnvironment(SpecDispatch):
             ) from None
         self.cache.put(key, result)
         return result
+
+    def _backoff(self, retry_state: RetryCallState) -> float:
+        """Exponential back-off with jitter in proportion to it, capped (tenacity's
+        wait_exponential_jitter adds up to 1 s of jitter whatever backoff_s says)."""
+        base = self.options.backoff_s
+        return min(base * 2 ** (retry_state.attempt_number - 1) + random.uniform(0, base), self.options.max_backoff_s)
 
     def _request(self, client: httpx.Client, api: str, kwargs: dict[str, Any]) -> Any:
         budget = self.options.requests_per_snippet
