@@ -144,8 +144,17 @@ def _vocabulary_pattern(vocabulary: frozenset[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-])(?:{terms})(?![\w-])")
 
 
+_ORG_WORDS = _ORG_HEADS | {
+    "universität", "université", "universitat", "universidad", "universidade", "università", "école", "politecnico",
+    "tech", "group", "ai", "systems", "analytics", "science", "cloud", "deepmind", "inc", "ltd", "gmbh",
+}
+"""Words that make a mention an organisation's name (beyond the heads that join runs)."""
+
+
 def _names_organisation(text: str) -> bool:
-    return any(w.lower() in _ORG_HEADS for w in re.findall(r"[A-Za-z]+", text))
+    words = re.findall(r"[^\W\d_]+", text)
+    acronym = len(words) == 1 and len(words[0]) >= 3 and words[0].isupper()  # CNRS, KAIST
+    return acronym or any(w.lower() in _ORG_WORDS for w in words)
 
 
 def mask_question(question: str, vocabulary: frozenset[str] = frozenset()) -> str:
