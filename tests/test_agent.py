@@ -21,13 +21,15 @@ def test_planner_chooses_among_retrieved_solutions_of_the_library():
 def test_coder_candidates_are_distinct_masked_programs_of_the_solution():
     hits = [
         hit("Who supervised Ann Lee from MIT?", "s", "x = searchPerson(name='Ann Lee', organization='MIT')"),
-        hit("Who supervised Bo Chen from Yale?", "s", "x = searchPerson(name='Bo Chen', organization='Yale')"),
+        hit("Who supervised Bo Chen from Yale University?", "s", "x = searchPerson(name='Bo Chen', organization='Yale University')"),
         hit("Who is Cy Li?", "other", "x = searchPerson(name='Cy Li')"),
-        hit("Yale的Bo Chen的导师是谁？", "s", "x = searchPerson(name='Bo Chen', organization='Yale')"),
+        hit("Yale University的Bo Chen的导师是谁？", "s", "x = searchPerson(name='Bo Chen', organization='Yale University')"),
+        hit("Who supervised Di Wu, Yale?", "s", "x = searchPerson(name='Yale', organization='Di Wu')"),
     ]
+    # typed markers: English and Chinese word order give one program; another binding is another
     assert candidate_programs("s", hits) == [
-        "x = searchPerson(name=<|e1|>, organization=<|e2|>)",  # the first two are one masked program
-        "x = searchPerson(name=<|e2|>, organization=<|e1|>)",  # Chinese word order: another one
+        "x = searchPerson(name=<|e1|>, organization=<|o1|>)",
+        "x = searchPerson(name=<|e2|>, organization=<|e1|>)",
     ]
 
 

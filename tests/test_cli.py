@@ -67,7 +67,7 @@ def test_solutions_lists_the_library():
         (["train", "-f", "/no/such/recipe.yaml"], None, "does not exist"),
         (["train", "not-a-key-value"], None, "is not key=value"),
         (["train", "no_such_setting=1"], None, "Extra inputs"),
-        (["eval", "/no/such/model"], None, "not an HF checkpoint"),
+        (["eval", "/no/such/model"], None, "not a trained model directory"),
     ],
 )
 def test_bad_input_gets_a_message_and_non_zero_exit(args, env, fragment):

@@ -12,7 +12,7 @@ from soay.answers import answers_match
 from soay.dataset import iter_triplets, load_manifest
 from soay.domains import get_domain
 from soay.settings import Settings
-from soay.splits import held_out
+from soay.splits import held_out, held_out_for
 from soay.triplets import TripletFactory, WorkUnit
 from training.generate import generate, sandbox_for
 
@@ -51,7 +51,7 @@ def test_generate_writes_a_complete_verified_dataset(generated):
     n_comb = len(get_domain("aminer").combinations)
     assert counts["train"] >= 0.85 * TRAIN * n_comb
     assert counts["test"] >= 0.85 * TEST * n_comb
-    assert generated.kept == counts["train"] + counts["test"]
+    assert generated.kept == counts["train"] + counts["validation"] + counts["test"]
     assert generated.stats["template_verified"] == generated.kept + generated.stats.get("duplicate_across_units", 0)
     manifest = load_manifest(generated.dataset_path)
     assert manifest.version == 1 and manifest.sources["1"]["workers"] == 2
@@ -74,9 +74,22 @@ def test_every_kept_triplet_reverifies_in_a_fresh_sandbox(generated, aminer_db):
 def test_splits_do_not_overlap_and_hold_out_phrasings(generated):
     domain = get_domain("aminer")
     train = list(iter_triplets(generated.dataset_path, split="train"))
+    validation = list(iter_triplets(generated.dataset_path, split="validation"))
     test = list(iter_triplets(generated.dataset_path, split="test"))
-    assert not {t.entity_id for t in train} & {t.entity_id for t in test}
-    assert not {t.query for t in train} & {t.query for t in test}
+    assert validation, "no validation split"
+    for a, b in ((train, test), (train, validation), (validation, test)):
+        assert not {t.entity_id for t in a} & {t.entity_id for t in b}
+        assert not {t.query for t in a} & {t.query for t in b}
+    # each evaluation split has its own held-out phrasings, never the other's
+    validation_templates, test_all = {t.template_id for t in validation}, {t.template_id for t in test}
+    for c in domain.combinations:
+        for lang, ts in c.phrasings.items():
+            for i in range(len(ts)):
+                kept_for = held_out_for(c, lang, i)
+                if kept_for == "test":
+                    assert c.template_id(lang, i) not in validation_templates
+                elif kept_for == "validation":
+                    assert c.template_id(lang, i) not in test_all
     assert {t.combination.id for t in test} == {c.id for c in domain.combinations}
     train_templates = {t.template_id for t in train}
     test_templates = defaultdict(set)
