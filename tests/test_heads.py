@@ -46,7 +46,7 @@ def test_fit_and_evaluate_heads_on_the_base(gemma_small, tmp_path, aminer_env, a
     from training.fit_heads import fit_heads, load_heads_config
 
     settings = Settings(data={"root": tmp_path})
-    train, test = verified_triplets(settings, aminer_env, aminer_db, {"train": 2, "test": 1})
+    train, test = verified_triplets(settings, aminer_env, aminer_db, {"train": 2, "test": 2})  # a held-out and a seen phrasing each
     validation = [t.model_copy(update={"split": "validation"}) for t in train[::4]]
     dataset = tmp_path / "dataset"
     write_version(dataset, "aminer", train + validation + test, {"job": "test"})
