@@ -40,7 +40,9 @@ from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 from ray.serve.deployment import Application
 from ray.serve.exceptions import BackPressureError
 from ray.serve.handle import DeploymentHandle
-from ray.serve.llm.openai_api_models import CompletionRequest, EmbeddingRequest
+# the public EmbeddingRequest is a Union (completion or chat form) and cannot be built; this is its completion form
+from ray.llm._internal.serve.core.configs.openai_api_models import EmbeddingCompletionRequest
+from ray.serve.llm.openai_api_models import CompletionRequest
 from starlette.exceptions import HTTPException
 
 from retriever.deployment import retriever_app
@@ -202,7 +204,7 @@ class Ingress:
         scores each retrieved candidate solution as a whole (as SoAyEval does). Either way it only
         ever answers with a solution of the library."""
         if self.heads is not None:
-            request = EmbeddingRequest(model=self.serve_settings.planner_model, input=[question_text(query, self.heads.vocabulary)])
+            request = EmbeddingCompletionRequest(model=self.serve_settings.planner_model, input=[question_text(query, self.heads.vocabulary)])
             features = embedding_vectors([r async for r in self.engines["plan"].options(stream=True).embeddings.remote(request, None)])
             combination, _ = self.heads.plan(features)[0]
             if combination == OUT_OF_SCOPE:
