@@ -59,13 +59,9 @@ class HeadsConfig(BaseModel):
 
 
 def load_heads_config(path: str | Path | None = None, overrides: list[str] | None = None) -> HeadsConfig:
-    raw: dict[str, Any] = yaml.safe_load(Path(path).read_text()) if path else {}
-    for item in overrides or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"override {item!r} is not key=value")
-        raw[key] = yaml.safe_load(value)
-    return HeadsConfig.model_validate(raw)
+    from training.sft import read_recipe
+
+    return HeadsConfig.model_validate(read_recipe(path, overrides))
 
 
 def is_heads_recipe(path: str | Path) -> bool:

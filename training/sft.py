@@ -83,7 +83,12 @@ class SFTConfig(BaseModel):
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> SFTConfig:
-    """A recipe config from YAML with `key=value` / `a.b=value` overrides laid on top."""
+    """An SFT recipe config from YAML with `key=value` / `a.b=value` overrides laid on top."""
+    return SFTConfig.model_validate(read_recipe(path, overrides))
+
+
+def read_recipe(path: str | Path | None = None, overrides: list[str] | None = None) -> dict[str, Any]:
+    """A recipe's YAML as a dict with `key=value` / `a.b=value` overrides laid on top (any recipe kind)."""
     raw: dict[str, Any] = yaml.safe_load(Path(path).read_text()) if path else {}
     for item in overrides or []:
         key, sep, value = item.partition("=")
@@ -94,7 +99,7 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         for p in parents:
             node = node.setdefault(p, {})
         node[leaf] = yaml.safe_load(value)
-    return SFTConfig.model_validate(raw)
+    return raw
 
 
 def build_model(config: SFTConfig, tokenizer: Any) -> torch.nn.Module:
