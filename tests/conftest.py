@@ -94,7 +94,7 @@ def verified_triplets(settings, env, db: Path, per_split: dict[str, int], seed: 
     domain = get_domain("aminer")
     made: dict[tuple, object] = {}
     with sandbox_for("aminer", db, settings.sandbox) as sandbox:
-        factory = TripletFactory(env, domain.combinations, sandbox.run_batch, settings.data.test_fraction)
+        factory = TripletFactory(env, domain.combinations, sandbox.run_batch, settings.data.test_fraction, settings.data.validation_fraction)
         for n, c in enumerate(domain.combinations):
             for split, count in per_split.items():
                 for t in factory.make(WorkUnit(c.id, split, count, seed=seed + n)).triplets:
