@@ -126,10 +126,12 @@ def mention_markers(question: str, vocabulary: frozenset[str] = frozenset()) -> 
         for m in _vocabulary_pattern(vocabulary).finditer(question.casefold()):
             if not any(a <= m.start() < a + len(t) or m.start() <= a < m.end() for a, t in mentions):
                 mentions.append((m.start(), question[m.start() : m.end()]))
+    quoted = {next(g for g in m.groups() if g is not None).strip() for m in _QUOTED.finditer(question)}
     counts = dict.fromkeys(FAMILIES, 0)
     markers: dict[str, str] = {}
     for _, text in sorted(mentions):
-        family = "v" if text.casefold() in vocabulary else "o" if _names_organisation(text) else "e"
+        # a quoted mention is a title, even one with "Systems" or "AI" in it
+        family = "v" if text.casefold() in vocabulary else "o" if text not in quoted and _names_organisation(text) else "e"
         if text in markers or counts[family] >= MAX_MENTIONS:
             continue
         counts[family] += 1

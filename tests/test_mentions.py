@@ -61,3 +61,10 @@ def test_markers_are_typed_so_word_order_does_not_change_the_program():
     for q in questions:
         assert ast.dump(ast.parse(unmask_code(next(iter(masked)), q, vocabulary))) == ast.dump(ast.parse(code))
         assert "recommender" not in mask_question(q, vocabulary) and "<|v1|>" in mask_question(q, vocabulary)
+
+
+@pytest.mark.parametrize("question", ['What is the URL of the paper "Scalable Recommender Systems"?', "《Systems for AI》的第一作者是谁？"])
+def test_a_quoted_title_is_never_an_organisation(question):
+    """Titles with "Systems" or "AI" in them stay in the `e` family: a paper question's masked
+    form must not look like an organisation question's."""
+    assert "<|e1|>" in mask_question(question) and "<|o" not in mask_question(question)
