@@ -58,6 +58,22 @@ def llm_config(settings: ServeSettings, model_dir: Path, model_id: str, **engine
     )
 
 
+def engine_checkpoint(model_dir: Path) -> tuple[Path, bool]:
+    """The checkpoint both engines of a trained model directory load, and whether the directory
+    is a heads model (its engines load the base it links to; the heads live in the ingress)."""
+    from soay.heads import HEADS_FILE
+    from training.fit_heads import BASE_LINK
+
+    if (model_dir / HEADS_FILE).is_file():
+        base = (model_dir / BASE_LINK).resolve()
+        if not (base / "config.json").is_file():
+            raise FileNotFoundError(f"{model_dir / BASE_LINK} does not lead to the base checkpoint; run `soay train` again")
+        return base, True
+    if (model_dir / "config.json").is_file():
+        return model_dir.resolve(), False
+    raise FileNotFoundError(f"{model_dir} is not a trained model directory (no {HEADS_FILE} or config.json); run `soay train` first")
+
+
 def engine_deployments(settings: ServeSettings, model_dir: Path) -> dict[str, Application]:
     """The planner and coder deployments, keyed by role.
 
@@ -65,23 +81,14 @@ def engine_deployments(settings: ServeSettings, model_dir: Path) -> dict[str, Ap
     pooling runner (the question's features, which the heads decide on) and the coder as a
     generating engine (it writes code only when no verified program fits). An SFT checkpoint runs
     as two generating engines that score candidates by likelihood."""
-    from soay.heads import HEADS_FILE
-    from training.fit_heads import BASE_LINK, encoder_engine_args
+    from training.fit_heads import encoder_engine_args
 
-    if (model_dir / HEADS_FILE).is_file():
-        base = (model_dir / BASE_LINK).resolve()
-        if not (base / "config.json").is_file():
-            raise FileNotFoundError(f"{model_dir / BASE_LINK} does not lead to the base checkpoint; run `soay train` again")
-        pooling = encoder_engine_args(int(settings.engine_kwargs.get("max_model_len", 256)))
-        configs = {
-            "planner": llm_config(settings, base, settings.planner_model, **pooling),
-            "coder": llm_config(settings, base, settings.coder_model),
-        }
-    elif (model_dir / "config.json").is_file():
-        configs = {role: llm_config(settings, model_dir.resolve(), model_id)
-                   for role, model_id in (("planner", settings.planner_model), ("coder", settings.coder_model))}
-    else:
-        raise FileNotFoundError(f"{model_dir} is not a trained model directory (no {HEADS_FILE} or config.json); run `soay train` first")
+    checkpoint, heads = engine_checkpoint(model_dir)
+    planner_args = encoder_engine_args(int(settings.engine_kwargs.get("max_model_len", 256))) if heads else {}
+    configs = {
+        "planner": llm_config(settings, checkpoint, settings.planner_model, **planner_args),
+        "coder": llm_config(settings, checkpoint, settings.coder_model),
+    }
     return {role: build_llm_deployment(config, name_prefix=f"{role}:") for role, config in configs.items()}
 
 

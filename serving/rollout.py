@@ -23,6 +23,7 @@ from typing import Any
 from ray import serve
 
 from serving.app import APP_NAME, build_app
+from serving.llm import engine_checkpoint
 from soay.settings import Settings
 
 ENGINE_PREFIXES = ("planner:", "coder:")
@@ -49,9 +50,10 @@ def swap(settings: Settings, model_dir: Path, timeout_s: float = 900.0, log: Cal
     serve.run_many([serve.RunTarget(build_app(target), name=APP_NAME, route_prefix="/")], wait_for_applications_running=False)
     _wait_running(started + timeout_s, log)
     engines = engine_models()
-    wrong = {name: source for name, source in engines.items() if source != str(model_dir)}
+    expected = str(engine_checkpoint(model_dir)[0])  # a heads model's engines load its base
+    wrong = {name: source for name, source in engines.items() if source != expected}
     if wrong:
-        raise RuntimeError(f"after the swap these engines do not serve {model_dir}: {wrong}")
+        raise RuntimeError(f"after the swap these engines do not serve {expected}: {wrong}")
     seconds = round(time.perf_counter() - started, 1)
     log(f"[rollout] {APP_NAME!r} serves {model_dir} ({seconds} s)")
     return {"swapped": True, "model": str(model_dir), "seconds": seconds, "engines": engines}

@@ -49,7 +49,8 @@ def phrasings_for(combination: Combination, split: str, extra: dict[str, list[st
     An evaluation split alternates its own held-out phrasings with the training ones (so half of
     its cases, and the first of even a small split, are worded as nothing in training), never
     uses the other evaluation split's; training uses all but the held-out
-    ones plus any extra (teacher) paraphrases, which are indexed after the written ones.
+    ones plus any extra (teacher) paraphrases, which are indexed after the written ones, with the
+    languages alternating as in evaluation.
     """
     if split in HELD_OUT_SPLITS:
         by_language = [[(lang, i, t) for i, t in enumerate(ts)] for lang, ts in combination.phrasings.items()]
@@ -60,10 +61,11 @@ def phrasings_for(combination: Combination, split: str, extra: dict[str, list[st
             return seen
         # alternate: half of an evaluation split's cases are worded as nothing in training
         return [p for k, s in enumerate(seen) for p in (own[k % len(own)], s)]
-    out: list[tuple[str, int, str]] = []
+    by_language = []
     for language, templates in combination.phrasings.items():
-        out.extend((language, i, t) for i, t in enumerate(templates) if not held_out(combination, language, i))
+        usable = [(language, i, t) for i, t in enumerate(templates) if not held_out(combination, language, i)]
         if extra:
-            base = len(templates)
-            out.extend((language, base + j, t) for j, t in enumerate(extra.get(language, [])))
-    return out
+            usable += [(language, len(templates) + j, t) for j, t in enumerate(extra.get(language, []))]
+        by_language.append(usable)
+    # languages alternate, so that any run of consecutive phrasings (a small work unit) has both
+    return [p for group in zip_longest(*by_language) for p in group if p is not None]

@@ -22,7 +22,7 @@ from soay.code_builder import build_code
 from soay.combinations import Combination, CombinationSet
 from soay.environment.base import Environment
 from soay.ground_truth import Unanswerable, ground_truth
-from soay.splits import entity_split, phrasings_for
+from soay.splits import TRAIN, entity_split, phrasings_for
 
 CodeProposer = Callable[[str, str], str | None]
 """(query, solution) -> code or None; the optional teacher hook."""
@@ -124,14 +124,16 @@ class TripletFactory:
         out = UnitResult()
         seen: set[tuple] = set()
         budget = unit.count * self.max_attempts
-        created = 0
+        # units of one combination start at different phrasings; an evaluation unit on an even one,
+        # so that its first case is worded as nothing in training (phrasings_for alternates them)
+        turn = rng.randrange(len(templates)) if unit.split == TRAIN else 2 * rng.randrange(max(1, len(templates) // 2))
         while len(out.triplets) < unit.count and out.stats["attempts"] < budget:
             batch: list[_Candidate] = []
             while len(batch) < unit.count - len(out.triplets) and out.stats["attempts"] < budget:
-                candidate = self._candidate(c, unit.split, templates[created % len(templates)], rng, seen, out.stats)
+                candidate = self._candidate(c, unit.split, templates[turn % len(templates)], rng, seen, out.stats)
                 if candidate is not None:
                     batch.append(candidate)
-                    created += 1
+                    turn += 1
             for candidate, verified in zip(batch, self._verify(batch, out.stats)):
                 if verified is None:
                     continue

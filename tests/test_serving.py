@@ -463,12 +463,13 @@ def test_promoted_model_swaps_without_dropping_requests(served):
     copy of the served one: the swap is under test, not the model); every request is answered."""
     import shutil
 
+    from serving.llm import engine_checkpoint
     from serving.rollout import engine_models, swap
 
     url, settings, test = served
     served_before = engine_models()
     promoted = (settings.serve.model_dir.parent.parent / "promoted" / "model").resolve()
-    shutil.copytree(settings.serve.model_dir, promoted)
+    shutil.copytree(settings.serve.model_dir, promoted, symlinks=True)  # a heads model links its base
     outcomes: list[tuple[float, float, int]] = []  # (sent, answered, status)
     stop = threading.Event()
 
@@ -493,8 +494,9 @@ def test_promoted_model_swaps_without_dropping_requests(served):
         stop.set()
         for c in clients:
             c.join(timeout=180)
-    assert set(served_before.values()) == {str(settings.serve.model_dir.resolve())}
-    assert result["swapped"] and set(engine_models().values()) == {str(promoted)}
+    assert set(served_before.values()) == {str(engine_checkpoint(settings.serve.model_dir)[0])}
+    assert result["swapped"] and set(engine_models().values()) == {str(engine_checkpoint(promoted)[0])}
+    assert f'path="{promoted}"' in httpx.get(f"{url}/metrics", timeout=30).text  # the ingress reads the new heads
     assert len(served_before) == 2 and set(engine_models()) == set(served_before)  # planner and coder
     assert [status for _, _, status in outcomes] == [200] * len(outcomes)
     assert sum(sent < swap_done and answered > swap_started for sent, answered, _ in outcomes) >= 3  # during the swap
