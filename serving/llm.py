@@ -8,6 +8,8 @@ LLM gives the replicas, autoscaling, multi-LoRA and vLLM's OpenAI-compatible eng
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +91,16 @@ def engine_deployments(settings: ServeSettings, model_dir: Path) -> dict[str, Ap
         "planner": llm_config(settings, checkpoint, settings.planner_model, **planner_args),
         "coder": llm_config(settings, checkpoint, settings.coder_model),
     }
-    return {role: build_llm_deployment(config, name_prefix=f"{role}:") for role, config in configs.items()}
+    return {role: build_llm_deployment(config, name_prefix=f"{role}:", override_serve_options={"version": engine_version(config)})
+            for role, config in configs.items()}
+
+
+def engine_version(config: LLMConfig) -> str:
+    """A Serve version that changes only with the engine's own configuration. Without one, every
+    `serve.run` gives each deployment a random version and restarts it: a model swap that changes
+    only the heads (the ingress) would restart both engines, and for a while run two copies of each
+    (the surge), which a 24 GB machine cannot hold beside everything else."""
+    return hashlib.sha256(json.dumps(config.model_dump(), sort_keys=True, default=repr).encode()).hexdigest()[:16]
 
 
 def embedding_vectors(responses: list[Any]) -> list[list[float]]:
