@@ -91,16 +91,20 @@ def engine_deployments(settings: ServeSettings, model_dir: Path) -> dict[str, Ap
         "planner": llm_config(settings, checkpoint, settings.planner_model, **planner_args),
         "coder": llm_config(settings, checkpoint, settings.coder_model),
     }
-    return {role: build_llm_deployment(config, name_prefix=f"{role}:", override_serve_options={"version": engine_version(config)})
-            for role, config in configs.items()}
+    return {role: versioned(build_llm_deployment(config, name_prefix=f"{role}:"), config) for role, config in configs.items()}
 
 
-def engine_version(config: LLMConfig) -> str:
-    """A Serve version that changes only with the engine's own configuration. Without one, every
-    `serve.run` gives each deployment a random version and restarts it: a model swap that changes
-    only the heads (the ingress) would restart both engines, and for a while run two copies of each
-    (the surge), which a 24 GB machine cannot hold beside everything else."""
-    return hashlib.sha256(json.dumps(config.model_dump(), sort_keys=True, default=repr).encode()).hexdigest()[:16]
+def versioned(app: Application, config: LLMConfig) -> Application:
+    """The engine deployment with a Serve code version that changes only with its own configuration.
+
+    Without one, every `serve.run` gives each deployment a random version and restarts it: a swap
+    that changes only the heads (the ingress) would reload both engines, a minute each on a CPU,
+    and for that minute run two copies of each (the surge), more than a 24 GB machine holds beside
+    the rest. Serve removed the public `version` option (it restarts on any redeploy of code), so
+    this uses its internal form; the init argument (the LLMConfig) is hashed into the version
+    because Serve compares versions, not init arguments."""
+    version = hashlib.sha256(json.dumps(config.model_dump(), sort_keys=True, default=repr).encode()).hexdigest()[:16]
+    return app._bound_deployment.options(version=version, _internal=True).bind(llm_config=config)
 
 
 def embedding_vectors(responses: list[Any]) -> list[list[float]]:
