@@ -22,7 +22,7 @@ from soay.code_builder import build_code
 from soay.combinations import Combination, CombinationSet
 from soay.environment.base import Environment
 from soay.ground_truth import Unanswerable, ground_truth
-from soay.splits import TRAIN, entity_split, phrasings_for
+from soay.splits import entity_split, phrasings_for
 
 CodeProposer = Callable[[str, str], str | None]
 """(query, solution) -> code or None; the optional teacher hook."""
@@ -66,6 +66,10 @@ class WorkUnit:
     split: str
     count: int
     seed: int
+    start: int = 0
+    """Where the unit's first triplet falls among its combination's triplets of the split: the
+    phrasing it starts at, so that consecutive units tile the phrasings instead of each taking the
+    first ones."""
 
 
 @dataclass
@@ -124,9 +128,7 @@ class TripletFactory:
         out = UnitResult()
         seen: set[tuple] = set()
         budget = unit.count * self.max_attempts
-        # units of one combination start at different phrasings; an evaluation unit on an even one,
-        # so that its first case is worded as nothing in training (phrasings_for alternates them)
-        turn = rng.randrange(len(templates)) if unit.split == TRAIN else 2 * rng.randrange(max(1, len(templates) // 2))
+        turn = unit.start
         while len(out.triplets) < unit.count and out.stats["attempts"] < budget:
             batch: list[_Candidate] = []
             while len(batch) < unit.count - len(out.triplets) and out.stats["attempts"] < budget:

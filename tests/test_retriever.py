@@ -80,9 +80,8 @@ def index(built, embedder) -> RetrieverIndex:
 
 def test_exemplars_differing_only_in_their_entity_are_one_document(dataset):
     train = list(iter_triplets(dataset, split="train"))
-    t = next(t for t in train if "searchPerson(name=" in t.code)
-    name = find_mentions(t.query)[0]
-    assert name in t.code
+    t = next(t for t in train if "searchPerson(name=" in t.code and t.inputs["name"] in find_mentions(t.query))
+    name = t.inputs["name"]
     other = t.model_copy(update={"id": "other", "query": t.query.replace(name, "Zed Quux"), "code": t.code.replace(name, "Zed Quux")})
     (document,) = exemplar_documents([t, other])
     assert document.payload["id"] == t.id and "Zed Quux" not in document.text and name not in document.text

@@ -198,6 +198,27 @@ def test_out_of_scope_questions_are_told_what_can_be_asked_and_never_reach_the_c
     assert _metric(url, "soay_out_of_scope_total") >= 1  # per ingress replica; this one counted it
 
 
+def test_names_that_match_nobody_or_several_scholars_are_said_so_with_the_candidates(served, aminer_db):
+    """The service, not only the answer stage: a name nobody carries is said to match nobody, a name
+    several scholars carry lists them (for the client to ask again), an ordinary answer is one."""
+    import sqlite3
+
+    from test_outcomes import _duplicated, _unique_with_pubs
+
+    url, _, _ = served
+    nobody = ask(url, "Who are the coauthors of Zzyzx Qwerty at Nowhere University?").json()
+    assert nobody["kind"] == "not_found" and "Zzyzx Qwerty" in nobody["answer"] and not nobody["candidates"]
+    assert nobody["explanation"][0]["api"] == "searchPerson" and nobody["explanation"][0]["found"] == 0
+    with sqlite3.connect(f"{aminer_db.as_uri()}?mode=ro", uri=True) as corpus:
+        (name, orgs), (unique, org) = _duplicated(corpus), _unique_with_pubs(corpus)
+    several = ask(url, f"Who are the coauthors of {name}?").json()
+    assert several["kind"] == "ambiguous" and len(several["candidates"]) == len(orgs) >= 2
+    assert sorted(c["organization"] for c in several["candidates"]) == sorted(orgs)
+    assert all(c["organization"] in several["answer"] for c in several["candidates"])
+    one = ask(url, f"Who are the coauthors of {unique} at {org}?").json()
+    assert one["kind"] == "answer" and not one["candidates"] and one["explanation"][0]["found"] >= 1
+
+
 def _metric(url: str, name: str) -> float:
     lines = [line for line in httpx.get(f"{url}/metrics", timeout=30).text.splitlines() if line.startswith(name + " ") or line.startswith(name + "{")]
     return sum(float(line.rsplit(" ", 1)[1]) for line in lines)

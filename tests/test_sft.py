@@ -11,6 +11,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from conftest import TEST_CORPUS_SIZE
 from soay.dataset import iter_triplets
+from soay.mentions import MARKERS
 from soay.prompts import CODE, planner_prompt
 from soay.settings import Settings
 from training.generate import generate
@@ -56,7 +57,7 @@ def test_pairs_are_distinct_planner_sees_every_phrasing_and_coder_is_capped(data
     planner = [p for p in pairs if not p[0].endswith(CODE)]
     assert {p[0] for p in planner} == {planner_prompt(t.query) for t in triplets}
     assert len(pairs) - len(planner) <= len({t.combination.id for t in triplets})
-    assert all("<|e1|>" in p[0] for p in planner)  # every question names an entity, masked
+    assert all(any(m in p[0] for m in MARKERS) for p in planner)  # every question names an entity, masked (of any marker family)
 
 
 def test_length_grouped_batches_give_every_rank_the_same_steps_and_keep_examples():

@@ -23,6 +23,13 @@ from training.generate import sandbox_for
 from training.teacher import Teacher, TeacherUnavailable
 
 
+YEAR_QUESTIONS = [
+    re.escape(t).replace(re.escape("{publication_info}"), "(.+)")
+    for ts in get_domain("aminer").combinations.by_id["publication_year"].phrasings.values() for t in ts
+]
+"""The fake teacher reads the title back out of a publication-year question, however it is worded."""
+
+
 def fake_external_teacher(mode: dict[str, str]) -> FastAPI:
     """FAKE of an external teacher model: canned paraphrases, and code that is right or wrong."""
     app = FastAPI()
@@ -38,7 +45,8 @@ def fake_external_teacher(mode: dict[str, str]) -> FastAPI:
                 "4. When was it published?",  # placeholder lost: must be dropped
             ])
         else:
-            title = re.search(r'Query: .*?["《](.+?)["》]', prompt).group(1)
+            query = re.search(r"Query: (.*)", prompt).group(1)
+            title = next(m.group(1) for pattern in YEAR_QUESTIONS if (m := re.fullmatch(pattern, query)))
             value = "hits[0]['year']" if mode["code"] == "right" else "1900"
             content = f"```python\nhits = searchPublication(publication_info={title!r})\nfinal_result = {value}\n```"
         return {

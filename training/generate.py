@@ -92,7 +92,7 @@ def plan_units(combination_ids: list[str], counts: dict[str, int], unit_size: in
     for cid in combination_ids:
         for split, total in counts.items():
             for k, start in enumerate(range(0, total, unit_size)):
-                units.append(WorkUnit(cid, split, min(unit_size, total - start), seed * 1_000_003 + k))
+                units.append(WorkUnit(cid, split, min(unit_size, total - start), seed * 1_000_003 + k, start))
     return units
 
 
