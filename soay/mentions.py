@@ -187,8 +187,21 @@ def mask_code(code: str, question: str, vocabulary: frozenset[str] = frozenset()
     return "".join(lines)
 
 
+_MARKER = r"<\|[eov]\d+\|>"
+_UNFILLED_ARGUMENT = [  # (pattern, replacement): a keyword argument whose value is a marker, in any place of the call
+    (re.compile(rf",\s*\w+\s*=\s*{_MARKER}(?=\s*[,)])"), ""),
+    (re.compile(rf"\(\s*\w+\s*=\s*{_MARKER}\s*,\s*"), "("),
+    (re.compile(rf"\(\s*\w+\s*=\s*{_MARKER}\s*\)"), "()"),
+]
+
+
 def unmask_code(code: str, question: str, vocabulary: frozenset[str] = frozenset()) -> str:
-    """Generated code with its markers replaced by the mentions' text as string literals."""
+    """Generated code with its markers replaced by the mentions' text as string literals. A keyword
+    argument whose marker the question has no mention for is left out: "Who are the coauthors of
+    Yang Wang?" names no organisation, so the program searches by name alone (and the answer can
+    say that several scholars carry it) instead of failing on an unfilled marker."""
     for mention, marker in mention_markers(question, vocabulary).items():
         code = code.replace(marker, repr(mention))
+    for pattern, replacement in _UNFILLED_ARGUMENT:
+        code = pattern.sub(replacement, code)
     return code

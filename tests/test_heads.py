@@ -54,6 +54,7 @@ def test_fit_and_evaluate_heads_on_the_base(gemma_small, tmp_path, aminer_env, a
     record = fit_heads(config, settings, dataset, tmp_path / "run", base_dir=gemma_small)
     model = tmp_path / "run" / "model"
     assert (model / "base").resolve() == gemma_small and json.loads((model / "run.json").read_text())["recipe"] == "heads"
+    assert 0.5 < record["metrics"]["train_accuracy"] <= 1  # what `soay demo` prints after fitting
     chosen = record["validation"]["chosen"]
     assert chosen["false_refusals"] <= config.max_false_refusals and 0 < chosen["threshold"] <= 1
     heads = Heads.load(model)

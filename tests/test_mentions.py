@@ -68,3 +68,11 @@ def test_a_quoted_title_is_never_an_organisation(question):
     """Titles with "Systems" or "AI" in them stay in the `e` family: a paper question's masked
     form must not look like an organisation question's."""
     assert "<|e1|>" in mask_question(question) and "<|o" not in mask_question(question)
+
+
+def test_an_argument_the_question_gives_no_value_for_is_left_out():
+    program = "p = searchPerson(name=<|e1|>, organization=<|o1|>)\nq = f(organization=<|o1|>, name=<|e1|>)\nr = g(x=<|o1|>)"
+    restored = unmask_code(program, "Who are the coauthors of Yang Wang?")
+    assert restored == "p = searchPerson(name='Yang Wang')\nq = f(name='Yang Wang')\nr = g()"
+    assert unmask_code(program, "Who are the coauthors of Yang Wang at Tsinghua University?").startswith(
+        "p = searchPerson(name='Yang Wang', organization='Tsinghua University')")

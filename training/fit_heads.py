@@ -174,7 +174,8 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
         "examples": {"questions": len(questions), "out_of_scope": len(refusals_train), "classes": len(heads.labels), "vocabulary": len(vocabulary)},
         "validation": {"chosen": {"C": c, **chosen}, "tried": [{"C": c, **v} for v, c, _ in tried],
                        "questions": len(validation), "out_of_scope": len(refusals_val)},
-        "metrics": {"encode_seconds": round(encoded_s, 1), "questions_per_s": round(len(texts) / max(encoded_s, 1e-9), 1)},
+        "metrics": {"encode_seconds": round(encoded_s, 1), "questions_per_s": round(len(texts) / max(encoded_s, 1e-9), 1),
+                    "train_accuracy": round(float(np.mean([label == truth for (label, _), truth in zip(heads.plan(x), y)])), 4)},
         "wall_seconds": round(time.perf_counter() - started, 1),
         "checkpoint": str(model_dir),
     }
