@@ -51,12 +51,9 @@ _NOT_NAMES = {
 
 def find_mentions(question: str) -> list[str]:
     """The question's mentions in order of appearance, each once, at most MAX_MENTIONS."""
-    found: list[tuple[int, str]] = []
-    taken: list[tuple[int, int]] = []
-    for m in _QUOTED.finditer(question):
-        text = next(g for g in m.groups() if g is not None).strip()
-        found.append((m.start(), text))
-        taken.append((m.start(), m.end()))
+    quoted = _quoted(question)
+    found: list[tuple[int, str]] = [(start, text) for start, _, text in quoted]
+    taken = [(start, end) for start, end, _ in quoted]
     rest = "".join(" " if any(a <= i < b for a, b in taken) else ch for i, ch in enumerate(question))
     runs = _latin_runs(rest) if _CJK.search(question) else _capitalised_runs(rest)
     found += runs
@@ -65,6 +62,11 @@ def find_mentions(question: str) -> list[str]:
         if text and text not in mentions:
             mentions.append(text)
     return mentions[:MAX_MENTIONS]
+
+
+def _quoted(question: str) -> list[tuple[int, int, str]]:
+    """(start, end, text inside the quotes) of each quoted span: titles."""
+    return [(m.start(), m.end(), next(g for g in m.groups() if g is not None).strip()) for m in _QUOTED.finditer(question)]
 
 
 def _latin_runs(text: str) -> list[tuple[int, str]]:
@@ -126,7 +128,7 @@ def mention_markers(question: str, vocabulary: frozenset[str] = frozenset()) -> 
         for m in _vocabulary_pattern(vocabulary).finditer(question.casefold()):
             if not any(a <= m.start() < a + len(t) or m.start() <= a < m.end() for a, t in mentions):
                 mentions.append((m.start(), question[m.start() : m.end()]))
-    quoted = {next(g for g in m.groups() if g is not None).strip() for m in _QUOTED.finditer(question)}
+    quoted = {text for _, _, text in _quoted(question)}
     counts = dict.fromkeys(FAMILIES, 0)
     markers: dict[str, str] = {}
     for _, text in sorted(mentions):
