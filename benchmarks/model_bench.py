@@ -18,6 +18,7 @@ import platform
 import time
 from pathlib import Path
 
+from soay.domains import domain_for
 from soay.settings import Settings
 from training.evaluate import run_eval
 
@@ -38,7 +39,7 @@ def main() -> None:
         name, _, model = item.partition("=")
         model_dir = Path(model)
         started = time.perf_counter()
-        report = run_eval(model_dir, args.dataset, settings.data.corpus_path(), settings.data.domain, model_dir.parent / f"bench-{args.split}",
+        report = run_eval(model_dir, args.dataset, settings.data.corpus_path(), domain_for(settings), model_dir.parent / f"bench-{args.split}",
                           paraphrases=PARAPHRASES, split=args.split, out_of_scope=OUT_OF_SCOPE)
         run = json.loads((model_dir / "run.json").read_text())
         results[name] = {"model": str(model_dir), "train": run, "eval_seconds": round(time.perf_counter() - started, 1), "eval": report,

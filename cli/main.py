@@ -128,9 +128,9 @@ def solutions(
     as_json: bool = typer.Option(False, "--json", help="Print the graph, library and combinations as JSON."),
 ) -> None:
     """Show the API graph, the solution library and the combinations of a domain."""
-    from soay.domains import get_domain
+    from soay.domains import domain_for
 
-    d = get_domain(domain or load_settings().data.domain)
+    d = domain_for(load_settings(**{"data.domain": domain}))
     if as_json:
         typer.echo(
             json.dumps(
@@ -205,7 +205,7 @@ def spec_import(
 @spec_app.command("generate")
 @user_errors
 def spec_generate(
-    spec: Path = typer.Argument(..., help="A spec written by `soay spec import` (its binding and intents beside it)."),
+    spec: Path | None = typer.Argument(None, help="A spec written by `soay spec import`, its binding and intents beside it (default live_api.spec)."),
     base_url: str | None = typer.Option(None, help="The live API's base URL (default live_api.base_url)."),
     out: Path | None = typer.Option(None, help="Dataset directory (default <data.root>/<domain>/dataset)."),
     train: int | None = typer.Option(None, "--train-per-combination", min=1, help="Training triplets per combination."),
@@ -219,24 +219,13 @@ def spec_generate(
     from training.live_generate import generate_live
 
     s = load_settings(**{"data.train_per_combination": train, "data.test_per_combination": test, "live_api.base_url": base_url})
-    live = s.live_api
-    if not live.base_url:
+    if not s.live_api.base_url:
         fail("give the API's address with --base-url (or live_api.base_url)")
-    domain = load_spec(spec).domain
-    target = out or s.data.dataset_path(domain)
-    options = LiveApiOptions(
-        spec_path=str(spec.resolve()),
-        base_url=live.base_url,
-        auth_header=live.auth_header,
-        timeout_s=live.timeout_s,
-        attempts=live.attempts,
-        backoff_s=live.backoff_s,
-        max_backoff_s=live.max_backoff_s,
-        cache_path=str(Path(target).resolve().parent / "api-cache.sqlite"),
-        cache_ttl_s=live.cache_ttl_s,
-        requests_per_snippet=live.requests_per_snippet,
-        sample_size=live.sample_size,
-    )
+    spec = spec or s.live_api.spec
+    if spec is None:
+        fail("name the spec to generate from (or set live_api.spec)")
+    target = Path(out or s.data.dataset_path(load_spec(spec).domain))
+    options = LiveApiOptions.from_settings(s.live_api, spec, target.resolve().parent / "api-cache.sqlite")
     report = generate_live(spec, options, s, Path(target), overwrite=overwrite, show_progress=sys.stderr.isatty() or not as_json)
     if as_json:
         typer.echo(json.dumps({"kept": report.kept, "counts": report.manifest.counts(), "seconds": round(report.seconds, 2),
@@ -358,6 +347,7 @@ def eval_cmd(
     out_of_scope: Path | None = typer.Option(None, "--out-of-scope", help="Also measure refusals of these out-of-scope questions (e.g. benchmarks/out_of_scope.yaml)."),
 ) -> None:
     """SoAyEval on a held-out split: planner + coder via vLLM, code in the sandbox."""
+    from soay.domains import domain_for
     from soay.splits import HELD_OUT_SPLITS
     from training.evaluate import run_eval
 
@@ -369,7 +359,7 @@ def eval_cmd(
         if given and not given.is_file():
             fail(f"file {given} does not exist")
     s = load_settings(**{"data.domain": domain})
-    report = run_eval(model, dataset or s.data.dataset_path(), s.data.corpus_path(), s.data.domain, out or model.parent / f"eval-{split}",
+    report = run_eval(model, dataset or s.data.dataset_path(), s.data.corpus_path(), domain_for(s), out or model.parent / f"eval-{split}",
                       limit, paraphrases, split, out_of_scope)
     typer.echo(json.dumps({"headline": report["headline"], "out_of_scope": report.get("out_of_scope"), "score": report["score"], "all": report["all"], "meta": report["meta"]}))
 
@@ -392,7 +382,7 @@ def serve_cmd(
         fail(f"no model at {s.serve.model_path(s.data)}: run `soay train` or pass --model")
     if not (s.retriever.index_path(s.data) / "meta.json").is_file():
         fail(f"no retriever index at {s.retriever.index_path(s.data)}: run `soay index` first")
-    if s.sandbox.api_backend == "inprocess":
+    if s.sandbox.api_backend == "inprocess" and s.live_api.spec is None:
         ensure_corpus(s.data.domain, s.data.corpus_path(), s.data.corpus_size, s.data.seed)
     if not (s.ray.address or os.environ.get("RAY_ADDRESS") or s.ray.num_cpus):
         # the engines reserve one logical CPU each and the stages fractions: more than a small machine counts

@@ -24,7 +24,7 @@ from retriever.documents import Document, collect_documents
 from retriever.embeddings import Embedder
 from retriever.index import RetrieverIndex
 from soay.dataset import load_manifest
-from soay.domains import get_domain
+from soay.domains import domain_for
 from soay.settings import RetrieverSettings, Settings
 
 CHUNK = 256
@@ -94,7 +94,7 @@ def build_index(
     out = Path(out or r.index_path(settings.data))
     traces = Path(traces or r.traces_path(settings.data))
     version = load_manifest(dataset).version
-    documents: list[Document] = collect_documents(get_domain(settings.data.domain).spec, dataset, traces)
+    documents: list[Document] = collect_documents(domain_for(settings).spec, dataset, traces)
 
     start = time.perf_counter()
     ray_address = init_ray(settings.ray)

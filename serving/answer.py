@@ -8,11 +8,8 @@ not a model: the facts come from the environment only, so the sentence cannot in
 from __future__ import annotations
 
 import zlib
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-import yaml
 from ray import serve
 
 from retriever.documents import language_of
@@ -212,23 +209,16 @@ def compose_outcome(
     }
 
 
-SCOPE_FILE = Path(__file__).resolve().parents[1] / "soay" / "intents" / "scope.yaml"
-
-
-@cache
-def _scope() -> dict[str, Any]:
-    return yaml.safe_load(SCOPE_FILE.read_text())
-
-
-def refusal(query: str) -> str:
-    """What this service can answer, with two of its example questions, in the question's language:
-    an out-of-scope question gets something true and useful instead of a failed program."""
+def refusal(query: str, scope: dict[str, dict[str, Any]]) -> str:
+    """What this service can answer (`scope`, serving/page.py `scope_of`), with two of its example
+    questions, in the question's language: an out-of-scope question gets something true and useful
+    instead of a failed program."""
     language = language_of(query)
-    scope = _scope()[language]
-    examples = scope["examples"]
+    part = scope.get(language) or next(iter(scope.values()))  # an imported API may have phrasings in one language only
+    examples = part["examples"]
     k = zlib.crc32(query.encode()) % len(examples)  # different questions see different examples
     return _TEXT[language]["out_of_scope"].format(
-        description=scope["description"], first=examples[k], second=examples[(k + 1) % len(examples)]
+        description=part["description"], first=examples[k], second=examples[(k + 1) % len(examples)]
     )
 
 
@@ -236,6 +226,9 @@ def refusal(query: str) -> str:
 class AnswerComposer:
     """The composer as its own autoscaled stage, so a later model-written answer can replace the
     templates without touching the pipeline."""
+
+    def __init__(self, scope: dict[str, dict[str, Any]]) -> None:
+        self.scope = scope
 
     async def compose(self, query: str, ok: bool, result: Any, error_type: str | None = None) -> dict[str, str]:
         return {"answer": compose_answer(query, ok, result, error_type), "language": language_of(query)}
@@ -250,4 +243,4 @@ class AnswerComposer:
         )
 
     async def refuse(self, query: str) -> dict[str, str]:
-        return {"answer": refusal(query), "language": language_of(query)}
+        return {"answer": refusal(query, self.scope), "language": language_of(query)}

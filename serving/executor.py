@@ -2,18 +2,18 @@
 
 Each replica owns a pool of `Sandbox`es, each a server in a separate subprocess that forks a limited child
 per snippet and holds the API environment (the SQLite corpus in-process, or the HTTP clone, by
-`sandbox.api_backend`). Runs are blocking, so they go to a thread and the replica stays responsive.
+`sandbox.api_backend`; for an imported spec, the live API it describes). Runs are blocking, so they go to a thread and the replica stays responsive.
 """
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 from ray import serve
 
-from soay.settings import SandboxSettings
+from soay.domains import domain_for
+from soay.settings import Settings
 from training.generate import sandbox_for
 
 
@@ -24,12 +24,13 @@ class Executor:
     each other's runs: at 4 users the execute stage's p50 was 0.84 s against 0.05 s at 1 user
     (benchmarks/REPORT-serve.md). Each request now takes a free sandbox of the pool."""
 
-    def __init__(self, domain: str, db_path: str, settings: SandboxSettings) -> None:
-        if settings.api_backend == "inprocess" and not Path(db_path).is_file():
+    def __init__(self, settings: Settings) -> None:
+        domain, db_path, sandbox = domain_for(settings), settings.data.corpus_path(), settings.sandbox
+        if not domain.is_live and sandbox.api_backend == "inprocess" and not db_path.is_file():
             raise FileNotFoundError(f"corpus {db_path} does not exist")
         self.free: asyncio.Queue = asyncio.Queue()
-        for _ in range(settings.pool_size):
-            self.free.put_nowait(sandbox_for(domain, Path(db_path), settings))
+        for _ in range(sandbox.pool_size):
+            self.free.put_nowait(sandbox_for(domain, db_path, sandbox))
 
     async def run(self, code: str) -> dict[str, Any]:
         """The ExecutionResult of `code` as a dict, with its call `trace` (each API call, its

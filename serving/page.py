@@ -29,7 +29,7 @@ from prometheus_client import Gauge
 
 from serving.schemas import AskRequest
 from soay.combinations import INTENT_DIR, Combination
-from soay.domains import Domain, get_domain
+from soay.domains import Domain
 
 if TYPE_CHECKING:
     from serving.app import Ingress
@@ -42,13 +42,9 @@ VIEWS = ("/", "/library", "/live")
 STATIC_PREFIX = "/static/"
 PAGE_CONFIG = "/page.json"
 STREAM_ENDPOINT = "/v1/ask/stream"
-SCOPE_FILE = INTENT_DIR / "scope.yaml"
-"""What the service answers, in each language: a description and example questions (the refusal
-message of an out-of-scope question shows the same, serving/answer.py)."""
 SCOPE_EXAMPLES = 3
-"""Example questions on the page per language, when the scope file is there."""
-EXAMPLES_PER_KIND = 1
-"""Otherwise, held-out templates on the page per (hops, language)."""
+"""Example questions on the page per language."""
+LANGUAGES = ("en", "zh")
 
 
 def is_page_path(path: str) -> bool:
@@ -74,34 +70,33 @@ def example_question(combination: Combination, language: str, values: dict[str, 
     return templates[-1].format_map({p: values.get(p, p.replace("_", " ")) for p in combination.placeholders})
 
 
-@cache
-def scope() -> dict[str, dict[str, Any]]:
-    """The scope file by language ({} without one)."""
-    return (yaml.safe_load(SCOPE_FILE.read_text(encoding="utf-8")) or {}) if SCOPE_FILE.is_file() else {}
-
-
-def page_examples(domain: Domain) -> list[dict[str, Any]]:
-    """The questions offered to click: the scope file's first few per language, or one held-out
-    template per (hops, language)."""
-    listed = [{"question": q, "language": language} for language, part in scope().items() for q in part.get("examples", [])[:SCOPE_EXAMPLES]]
-    if listed:
-        return listed
-    values, seen, examples = placeholder_values(domain.name), {}, []
-    for c in domain.combinations:
-        for language in ("en", "zh"):
+def scope_of(domain: Domain) -> dict[str, dict[str, Any]]:
+    """What the service answers, per language: a description and example questions, shown on the
+    page and in the refusal of an out-of-scope question (serving/answer.py). A packaged domain
+    has them hand-written (soay/intents/<domain>.scope.yaml); an imported one shows its spec's
+    description and the held-out phrasing of one combination per hop count."""
+    path = INTENT_DIR / f"{domain.name}.scope.yaml"
+    if path.is_file():
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    values, by_language = placeholder_values(domain.name), {}
+    for c in sorted(domain.combinations, key=lambda c: c.hops):
+        for language in LANGUAGES:
             question = example_question(c, language, values)
-            kind = (c.hops, language)
-            if question and seen.get(kind, 0) < EXAMPLES_PER_KIND:
-                seen[kind] = seen.get(kind, 0) + 1
-                examples.append({"question": question, "language": language, "hops": c.hops, "solution": c.solution})
-    return sorted(examples, key=lambda e: (e["language"], e["hops"]))
+            examples = by_language.setdefault(language, {})
+            if question and c.hops not in examples:
+                examples[c.hops] = question
+    description = " ".join(domain.spec.description.split())
+    return {language: {"description": description, "examples": list(examples.values())} for language, examples in by_language.items() if examples}
 
 
-@cache
-def library_data(domain_name: str) -> dict[str, Any]:
+def page_examples(scope: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The questions offered to click: the scope's first few per language."""
+    return [{"question": q, "language": language} for language, part in scope.items() for q in part["examples"][:SCOPE_EXAMPLES]]
+
+
+def library_data(domain: Domain) -> dict[str, Any]:
     """The API graph (APIs, couplings, heads) and the solution library with each solution's
     combinations and an example question of each, in both languages."""
-    domain = get_domain(domain_name)
     graph, values = domain.library.graph, placeholder_values(domain.name)
     by_solution: dict[str, list[Combination]] = {}
     for c in domain.combinations:
@@ -183,8 +178,8 @@ async def stream_ask(ingress: Ingress, query: str, request_id: str) -> AsyncIter
 def mount_page(app: FastAPI, ingress: Ingress) -> None:
     """Add the page, its files and its endpoints to the ingress's app, and publish the served
     model versions as `soay_model_info` (the live view reads them from /metrics)."""
-    domain = get_domain(ingress.spec.domain)
-    settings = ingress.serve_settings
+    domain, settings = ingress.domain, ingress.serve_settings
+    library, scope = library_data(domain), scope_of(domain)  # fixed for the life of the replica
     models = Gauge("soay_model_info", "The checkpoint each model name serves (constant 1)", ["model", "path"], registry=ingress.metrics.registry)
     for model, path in ingress.model_versions.items():
         models.labels(model, path).set(1)
@@ -200,14 +195,14 @@ def mount_page(app: FastAPI, ingress: Ingress) -> None:
     async def page_config() -> dict[str, Any]:
         return {
             "model": settings.model_name, "domain": domain.name, "api_key_required": bool(settings.api_key),
-            "max_query_chars": settings.max_query_chars, "examples": page_examples(domain),
-            "scope": {language: part.get("description", "") for language, part in scope().items()},
+            "max_query_chars": settings.max_query_chars, "examples": page_examples(scope),
+            "scope": {language: part.get("description", "") for language, part in scope.items()},
             "apis": [a.name for a in domain.spec.apis],
         }
 
     @app.get("/v1/library")
     async def library() -> dict[str, Any]:
-        return library_data(domain.name)
+        return library
 
     @app.post(STREAM_ENDPOINT)
     async def ask_stream(body: AskRequest, request: Request) -> StreamingResponse:

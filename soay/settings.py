@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, YamlConfigSettingsSource
 
@@ -59,6 +60,10 @@ class DataSettings(Section):
 
     def dataset_path(self, domain: str | None = None) -> Path:
         return self.root / (domain or self.domain) / "dataset"
+
+    def api_cache_path(self, domain: str | None = None) -> Path:
+        """The response cache of a live API's calls (generation, evaluation and serving share it)."""
+        return self.root / (domain or self.domain) / "api-cache.sqlite"
 
 
 class SandboxSettings(Section):
@@ -135,7 +140,8 @@ class ServeSettings(Section):
     port: int = Field(8400, ge=1, le=65535)
     model_dir: Path | None = None
     """HF checkpoint that both LLM deployments load (one base model, two prompts); None means
-    <data.root>/<domain>/runs/full/model, where `soay train` writes."""
+    <data.root>/<domain>/runs/heads/model, where `soay train` writes with the default recipe (or
+    what the retraining loop promoted last)."""
     model_name: str = "soay"
     """The model name clients give on /v1/chat/completions."""
     planner_model: str = "soay-planner"
@@ -170,7 +176,7 @@ class ServeSettings(Section):
     for a second engine (then each stage is down while its replacement starts)."""
 
     def model_path(self, data: DataSettings) -> Path:
-        return self.model_dir or data.root / data.domain / "runs" / "full" / "model"
+        return self.model_dir or data.root / data.domain / "runs" / "heads" / "model"
 
     def rollout_options(self) -> dict[str, Any]:
         """Serve deployment options that let a redeploy (a model swap) drop no request: new replicas
@@ -279,6 +285,10 @@ class BaseModelSettings(Section):
 class LiveApiSettings(Section):
     """A live service behind a spec imported with `soay spec import` (soay/environment/live_api.py)."""
 
+    spec: Path | None = None
+    """The imported spec the stack trains on and serves (its binding and intents beside it). When
+    set, it is the domain: `data.domain` becomes the spec's own name, and every API call of
+    generation, evaluation and serving goes to `base_url`."""
     base_url: str | None = None
     auth_header: str | None = None
     """`Name: value` sent with every request, e.g. `Authorization: Bearer TOKEN`; better given as
@@ -313,6 +323,28 @@ class Settings(BaseSettings):
     enlarge: EnlargeSettings = EnlargeSettings()
     retrain: RetrainSettings = RetrainSettings()
     live_api: LiveApiSettings = LiveApiSettings()
+
+    @model_validator(mode="after")
+    def _imported_spec_is_the_domain(self) -> Settings:
+        """One setting switches the stack to an imported API: its name is the domain, so data,
+        runs and index paths follow it. A different `data.domain` given alongside is a mistake."""
+        spec = self.live_api.spec
+        if spec is None:
+            return self
+        if not spec.is_file():
+            raise ValueError(f"live_api.spec={str(spec)!r}: no such file (write one with `soay spec import`)")
+        name = (yaml.safe_load(spec.read_text(encoding="utf-8")) or {}).get("domain") if spec.suffix in (".yaml", ".yml") else None
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"live_api.spec={str(spec)!r} is not a spec written by `soay spec import` (no domain name)")
+        if "domain" in self.data.model_fields_set and self.data.domain != name:
+            raise ValueError(f"data.domain={self.data.domain!r} contradicts live_api.spec, whose domain is {name!r}")
+        if self.data.domain != name:
+            self.data = self.data.model_copy(update={"domain": name})
+        if not self.live_api.base_url:
+            raise ValueError("live_api.spec needs live_api.base_url, the address of the API it describes")
+        if not spec.is_absolute():  # Ray workers and sandboxes may start in another directory
+            self.live_api = self.live_api.model_copy(update={"spec": spec.resolve()})
+        return self
 
     @model_validator(mode="after")
     def _serve_the_promoted_model(self) -> Settings:

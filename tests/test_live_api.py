@@ -26,6 +26,7 @@ from live_services import flaky_proxy, graphql_movies
 from soay.answers import answers_match
 from soay.combinations import load_combinations
 from soay.dataset import iter_triplets
+from soay.domains import LIVE_ENV_FACTORY
 from soay.environment.live_api import LiveApiOptions
 from soay.environment.movies_corpus import build_movie_corpus
 from soay.importers import import_document, write_import
@@ -34,7 +35,7 @@ from soay.sandbox import Limits, Sandbox
 from soay.settings import Settings
 from soay.solutions import SolutionLibrary
 from soay.spec import load_spec
-from training.live_generate import LIVE_ENV_FACTORY, generate_live
+from training.live_generate import generate_live
 
 CORPUS_SIZE = 500
 SAMPLE_SIZE = 20  # head entities sampled per search: ~40 probe requests instead of ~130 at the default 200

@@ -23,7 +23,7 @@ from soay.agent import (
     solution_choices,
 )
 from soay.dataset import iter_triplets
-from soay.domains import get_domain
+from soay.domains import Domain, get_domain
 from soay.evaluation import Case, categorise, evaluate, markdown_table
 from soay.mentions import mask_question
 from soay.prompts import END, coder_prompt, planner_prompt, target
@@ -133,7 +133,7 @@ def predict_with_heads(model_dir: Path, queries: list[str], domain: Any, batch_s
 
 
 def run_eval(
-    model_dir: Path, dataset_root: Path, db_path: Path, domain_name: str, out_dir: Path,
+    model_dir: Path, dataset_root: Path, db_path: Path, domain: Domain | str, out_dir: Path,
     limit: int | None = None, paraphrases: Path | None = None, split: str = "test", out_of_scope: Path | None = None,
 ) -> dict[str, Any]:
     """Score the model on the dataset's `split` ("validation" while tuning, "test" for reports; given
@@ -141,8 +141,10 @@ def run_eval(
     eval.md and predictions.jsonl to `out_dir`. The headline is what a user meets: the Score on
     phrasings never seen in training and on the hand-written paraphrases, per language. Given an
     `out_of_scope` file ({en: [...], zh: [...]}, e.g. benchmarks/out_of_scope.yaml), also how many
-    of those questions a heads model refuses, and how many in-scope cases it refuses wrongly."""
-    domain = get_domain(domain_name)
+    of those questions a heads model refuses, and how many in-scope cases it refuses wrongly.
+    `domain` is a packaged domain's name or a Domain (an imported API, `soay.domains.domain_for`),
+    whose environment runs the predicted programs."""
+    domain = get_domain(domain) if isinstance(domain, str) else domain
     cases_of_split = list(iter_triplets(dataset_root, split=split))
     test = _spread(cases_of_split, limit)
     if not test:
@@ -168,7 +170,7 @@ def run_eval(
         combinations = [None] * len(cases)
     predictions = [(solution, finish_code(code, t.query, domain.spec, vocabulary) if code else "") for t, (solution, code) in zip(cases, raw)]
     generation_s = time.perf_counter() - started
-    with sandbox_for(domain_name, db_path, SandboxSettings()) as sandbox:
+    with sandbox_for(domain, db_path, SandboxSettings()) as sandbox:
         results = sandbox.run_batch([code or "final_result = None" for _, code in predictions])
     scored = [
         Case(t.hops, t.language, t.solution, t.code, t.answer, solution, code, r.ok and bool(code), r.result)

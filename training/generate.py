@@ -23,7 +23,7 @@ from tqdm import tqdm
 from cluster.ray_runtime import init_ray
 from soay.combinations import INTENT_DIR
 from soay.dataset import MANIFEST, Manifest, write_version
-from soay.domains import get_domain
+from soay.domains import Domain, get_domain
 from soay.sandbox import Limits, Sandbox
 from soay.settings import SandboxSettings, Settings
 from soay.spec import SPEC_DIR
@@ -48,12 +48,21 @@ class GenerationReport:
         return self.kept / self.seconds if self.seconds else 0.0
 
 
-def sandbox_for(domain_name: str, db_path: Path, settings: SandboxSettings) -> Sandbox:
-    """A sandbox whose APIs are the corpus in-process, or the HTTP clone, as configured."""
-    limits = Limits(**settings.model_dump(exclude={"api_backend", "api_url", "pool_size"}))  # pool_size is the executor's
+LIVE_MIN_WALL_SECONDS = 30.0
+"""A snippet's calls to a live service may wait for time-outs and back-off; 5 s is for SQLite."""
+
+
+def sandbox_for(domain: Domain | str, db_path: Path, settings: SandboxSettings) -> Sandbox:
+    """A sandbox whose APIs are the domain's environment: the corpus in-process (or the HTTP
+    clone, as configured), or the live API of an imported spec."""
+    domain = get_domain(domain) if isinstance(domain, str) else domain
+    limits = settings.model_dump(exclude={"api_backend", "api_url", "pool_size"})  # pool_size is the executor's
+    if domain.is_live:
+        limits["wall_seconds"] = max(limits["wall_seconds"], LIVE_MIN_WALL_SECONDS)
+        return Sandbox(domain.env_factory, domain.environment_options(db_path), Limits(**limits))
     if settings.api_backend == "http":
-        return Sandbox(HTTP_ENV_FACTORY, {"base_url": settings.api_url, "domain": domain_name}, limits)
-    return Sandbox(get_domain(domain_name).env_factory, {"db_path": str(db_path)}, limits)
+        return Sandbox(HTTP_ENV_FACTORY, {"base_url": settings.api_url, "domain": domain.name}, Limits(**limits))
+    return Sandbox(domain.env_factory, domain.environment_options(db_path), Limits(**limits))
 
 
 @ray.remote(num_cpus=1)

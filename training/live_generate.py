@@ -21,20 +21,14 @@ from typing import Any
 
 from tqdm import tqdm
 
-from soay.combinations import load_combinations
 from soay.dataset import MANIFEST, Manifest, write_version
+from soay.domains import imported_domain
 from soay.environment.live_api import LiveApiEnvironment, LiveApiOptions
-from soay.importers.writer import sidecar
-from soay.sandbox import Limits, Sandbox
 from soay.settings import Settings
-from soay.solutions import SolutionLibrary
-from soay.spec import load_spec
 from soay.triplets import Triplet, TripletFactory, WorkUnit
+from training.generate import sandbox_for
 
-LIVE_ENV_FACTORY = "soay.environment.live_api:open_live_environment"
 UNAVAILABLE_MARK = "ApiUnavailable"
-MIN_WALL_SECONDS = 30.0
-"""A snippet's calls to a live service may wait for time-outs and back-off; 5 s is for SQLite."""
 
 
 @dataclass
@@ -53,14 +47,11 @@ def generate_live(
     options: LiveApiOptions,
     settings: Settings,
     out: Path,
-    intents_path: Path | None = None,
     overwrite: bool = False,
     show_progress: bool = True,
 ) -> LiveGenerationReport:
-    spec = load_spec(spec_path)
-    library = SolutionLibrary(spec)
-    intents_path = intents_path or sidecar(Path(spec_path), "intents")
-    combinations = load_combinations(spec, library, intents_path)
+    domain = imported_domain(spec_path, options.model_dump(mode="json"))
+    spec, combinations = domain.spec, domain.combinations
     out = Path(out)
     if (out / MANIFEST).exists():
         if not overwrite:
@@ -68,8 +59,6 @@ def generate_live(
         shutil.rmtree(out)
     data = settings.data
     oracle = LiveApiEnvironment(options.model_copy(update={"requests_per_snippet": None}))
-    sandbox_limits = settings.sandbox.model_dump(exclude={"api_backend", "api_url", "pool_size"})
-    sandbox_limits["wall_seconds"] = max(sandbox_limits["wall_seconds"], MIN_WALL_SECONDS)
     stats: Counter = Counter()
 
     def run_batch(codes: list[str]) -> list[Any]:
@@ -77,7 +66,7 @@ def generate_live(
         stats["api_unavailable"] += sum(1 for r in results if not r.ok and UNAVAILABLE_MARK in (r.error or ""))
         return results
 
-    splits = data.split_counts() if hasattr(data, "split_counts") else {"train": data.train_per_combination, "test": data.test_per_combination}
+    splits = data.split_counts()
     units = [
         WorkUnit(c.id, split, count, data.seed * 1_000_003 + i)
         for i, c in enumerate(combinations)
@@ -86,8 +75,8 @@ def generate_live(
     ]
     kept: dict[tuple, Triplet] = {}
     start = time.perf_counter()
-    with Sandbox(LIVE_ENV_FACTORY, options.model_dump(mode="json"), Limits(**sandbox_limits)) as sandbox:
-        factory = TripletFactory(oracle, combinations, run_batch, test_fraction=data.test_fraction)
+    with sandbox_for(domain, out, settings.sandbox) as sandbox:
+        factory = TripletFactory(oracle, combinations, run_batch, data.test_fraction, data.validation_fraction)
         wanted = sum(u.count for u in units)
         with tqdm(total=wanted, desc=f"generate {spec.domain} (live)", unit="triplet", disable=not show_progress, mininterval=1.0) as bar:
             for unit in units:
@@ -113,7 +102,7 @@ def generate_live(
         "seconds": round(seconds, 3),
         "spec": str(spec_path),
         "spec_sha256": _sha256(Path(spec_path)),
-        "intents_sha256": _sha256(intents_path),
+        "intents_sha256": _sha256(domain.intents_path),
         "stats": dict(stats),
         "api": dict(oracle.stats),
     }

@@ -37,6 +37,7 @@ from pydantic import BaseModel
 
 from cluster.ray_runtime import init_ray
 from soay.dataset import MANIFEST, Manifest, load_manifest
+from soay.domains import domain_for
 from soay.settings import Settings
 from soay.heads import is_model_dir
 from training.evaluate import run_eval
@@ -108,7 +109,7 @@ def score(model: Path, dataset: Path, version: int, settings: Settings, log: Log
         return float(report["score"]), stored
     log(f"[retrain] SoAyEval of {model} on dataset version {version} ({limit or 'all'} test cases)")
     started = time.perf_counter()
-    report = run_eval(model, dataset, settings.data.corpus_path(), settings.data.domain, out, limit=limit)
+    report = run_eval(model, dataset, settings.data.corpus_path(), domain_for(settings), out, limit=limit)
     log(f"[retrain] {model}: Score {report['score']} ({time.perf_counter() - started:.0f} s)")
     return float(report["score"]), stored
 

@@ -41,6 +41,7 @@ from soay.environment.live_transport import TransientError, build_request, load_
 from soay.environment.response_cache import ResponseCache, cache_key
 from soay.ground_truth import Unanswerable
 from soay.importers.intents import head_input_sources
+from soay.settings import LiveApiSettings
 from soay.spec import Api, ApiSpec, load_spec
 
 PROBE_WORDS = [w for w in (Path(__file__).with_name("probe_words.txt")).read_text(encoding="utf-8").split() if not w.startswith("#")]
@@ -70,6 +71,17 @@ class LiveApiOptions(BaseModel):
     requests_per_snippet: int | None = Field(None, ge=1)
     sample_size: int = Field(200, ge=1)
     max_probe_calls: int = Field(60, ge=1)
+
+    @classmethod
+    def from_settings(cls, live: LiveApiSettings, spec_path: Path, cache_path: Path, **override: Any) -> LiveApiOptions:
+        """The options of the `live_api` settings for one spec; absolute paths, because the
+        sandbox's server and Ray workers may run in another directory."""
+        if not live.base_url:
+            raise ValueError("give the API's address as live_api.base_url (or --base-url)")
+        fields = live.model_dump(include={"auth_header", "timeout_s", "attempts", "backoff_s", "max_backoff_s", "cache_ttl_s",
+                                          "requests_per_snippet", "sample_size"})
+        return cls(spec_path=str(Path(spec_path).resolve()), base_url=live.base_url, cache_path=str(Path(cache_path).resolve()),
+                   **{**fields, **override})
 
 
 class LiveApiEnvironment(SpecDispatch):
