@@ -11,6 +11,12 @@ returned in the sandbox:
 
 ACC = EM + DS; Score = (1·ACC₁ + 2·ACC₂ + 3·ACC₃) / 6 over one-, two- and three-hop cases.
 
+A case whose gold answer is a clarification (a name nobody or several entities carry,
+soay/clarifications.py) is answered right when the run's outcome, read from its call trace by
+soay/outcomes.py as the served answer reads it, has the same kind, search and candidates: EM or
+DS by the solution, else WC or WS; EE only when the run failed with no such outcome (a program that
+takes the first result of an empty search fails, and that failure is its right answer).
+
 The code metrics read both programs statically: every API call with its arguments, where an
 argument that comes from an earlier call is written as that call's API and the key read from it
 (`$searchPerson.person_id`), so variable names do not matter (seeds/004's "standardisation").
@@ -24,6 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from soay.answers import answers_match
+from soay.clarifications import clarification_matches, is_clarification
+from soay.outcomes import analyse
 from soay.solutions import parse_solution
 
 CATEGORIES = ("EM", "DS", "WS", "WC", "EE")
@@ -44,6 +52,10 @@ class Case:
     ok: bool
     """Whether the predicted code ran to a result in the sandbox."""
     answer: Any = None
+    trace: list[dict[str, Any]] | None = None
+    """The run's call trace (`ExecutionResult.trace`): what a clarification case is judged on."""
+    fuzzy: frozenset[str] | None = None
+    """The spec's search APIs (`fuzzy_apis(spec)`); by default, those named search*."""
 
 
 def same_solution(a: str, b: str) -> bool:
@@ -55,10 +67,17 @@ def same_solution(a: str, b: str) -> bool:
 
 def categorise(case: Case) -> str:
     """The SoAyEval category of one case."""
-    if not case.ok:
+    if is_clarification(case.gold_answer):
+        outcome = analyse(case.trace or [], case.ok, case.answer, case.fuzzy)
+        right = clarification_matches(case.gold_answer, outcome)
+        if not right and not case.ok and outcome.kind == "answer":
+            return "EE"
+    elif not case.ok:
         return "EE"
+    else:
+        right = answers_match(case.gold_answer, case.answer)
     right_solution = same_solution(case.solution, case.gold_solution)
-    if answers_match(case.gold_answer, case.answer):
+    if right:
         return "EM" if right_solution else "DS"
     return "WC" if right_solution else "WS"
 
@@ -252,7 +271,10 @@ def evaluate(cases: list[Case], api_names: set[str]) -> dict[str, Any]:
     for case in cases:
         category = categorise(case)
         scores = code_scores(case.gold_code, case.code, api_names)
-        for key in ("all", f"hop{case.hops}", f"lang:{case.language}", f"lang:{case.language}/hop{case.hops}"):
+        keys = ["all", f"hop{case.hops}", f"lang:{case.language}", f"lang:{case.language}/hop{case.hops}"]
+        if is_clarification(case.gold_answer):
+            keys.append(f"kind:{case.gold_answer['kind']}")  # clarification cases on their own as well
+        for key in keys:
             tallies[key].add(category, scores)
     report = {key: t.summary() for key, t in sorted(tallies.items())}
     report["score"] = score(report)

@@ -84,7 +84,7 @@ def _texts(value: Any) -> list[str]:
     return []
 
 
-def _agrees(argument: str, record: Mapping[str, Any], skip: str) -> bool:
+def agrees(argument: str, record: Mapping[str, Any], skip: str) -> bool:
     """Whether a record agrees with a narrowing argument (an organisation, an interest): some
     field other than the matched name holds it, or holds all its words."""
     wanted = _norm(argument)
@@ -112,7 +112,7 @@ def find_not_found(trace: list[dict[str, Any]], fuzzy: Collection[str] | None = 
     return None
 
 
-def _name_fields(records: list[dict[str, Any]]) -> list[str]:
+def name_fields(records: list[dict[str, Any]]) -> list[str]:
     """The fields that name a record (a scholar's name, a publication's title): a search whose
     text equals one of them in several records has found namesakes, not just matches."""
     keys = records[0].keys() if records else ()
@@ -128,12 +128,12 @@ def find_ambiguity(trace: list[dict[str, Any]], fuzzy: Collection[str] | None = 
     records = [r for r in first.get("items") or [] if isinstance(r, dict)]
     for key, searched in _string_args(first.get("args") or {}):
         target = _norm(searched)
-        for name_field in _name_fields(records):
+        for name_field in name_fields(records):
             namesakes = [r for r in records if _norm(r.get(name_field)) == target]
             if len(namesakes) < 2:
                 continue
             others = [v for k, v in _string_args(first["args"]) if k != key]
-            agreeing = [r for r in namesakes if all(_agrees(v, r, name_field) for v in others)]
+            agreeing = [r for r in namesakes if all(agrees(v, r, name_field) for v in others)]
             if len(agreeing) == 1:
                 return None  # the organisation or interest given picks one out
             return first, (agreeing or namesakes)[:MAX_CANDIDATES]

@@ -27,6 +27,15 @@ def entity_split(entity_id: str, test_fraction: float, validation_fraction: floa
     return VALIDATION if bucket < (test_fraction + validation_fraction) * 10_000 else TRAIN
 
 
+def group_split(entity_ids: list[str], test_fraction: float, validation_fraction: float = 0.0) -> str:
+    """The split of a question about several entities at once (the namesakes a clarification
+    lists): the most held-out of theirs, TEST before VALIDATION before TRAIN. A training question
+    then names training entities only and a validation one no test entity; a test question names
+    at least one entity no training question mentions."""
+    splits = {entity_split(e, test_fraction, validation_fraction) for e in entity_ids}
+    return next((s for s in (TEST, VALIDATION) if s in splits), TRAIN)
+
+
 def held_out_for(combination: Combination, language: str, index: int) -> str | None:
     """The evaluation split that phrasing `index` of `language` is kept for (never training):
     TEST for the last phrasing, VALIDATION for the one before it when three or more exist."""

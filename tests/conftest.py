@@ -84,9 +84,15 @@ def aminer_env(aminer_db):
     env.close()
 
 
-def verified_triplets(settings, env, db: Path, per_split: dict[str, int], seed: int = 0) -> tuple[list, list]:
+def verified_triplets(
+    settings, env, db: Path, per_split: dict[str, int], seed: int = 0, clarification_share: float = 0.0
+) -> tuple[list, list]:
     """(train, test) triplets of every combination, made and verified in this process by the
-    factory of `soay generate`; a different `seed` gives other entities and phrasings."""
+    factory of `soay generate`; a different `seed` gives other entities and phrasings. With the
+    default `clarification_share` of 0 every answer is a plain value: no clarification question
+    (soay/clarifications.py) is made on purpose, and the few the runs turn up (namesakes at one
+    organisation) are left out."""
+    from soay.clarifications import is_clarification
     from soay.domains import get_domain
     from soay.triplets import TripletFactory, WorkUnit
     from training.generate import sandbox_for
@@ -94,10 +100,13 @@ def verified_triplets(settings, env, db: Path, per_split: dict[str, int], seed: 
     domain = get_domain("aminer")
     made: dict[tuple, object] = {}
     with sandbox_for("aminer", db, settings.sandbox) as sandbox:
-        factory = TripletFactory(env, domain.combinations, sandbox.run_batch, settings.data.test_fraction, settings.data.validation_fraction)
+        factory = TripletFactory(env, domain.combinations, sandbox.run_batch, settings.data.test_fraction, settings.data.validation_fraction,
+                                 clarification_share=clarification_share)
         for n, c in enumerate(domain.combinations):
             for split, count in per_split.items():
                 for t in factory.make(WorkUnit(c.id, split, count, seed=seed + n)).triplets:
+                    if clarification_share == 0 and is_clarification(t.answer):
+                        continue
                     made.setdefault((t.combination.id, t.entity_id, tuple(sorted(t.inputs.items()))), t)
     ordered = sorted(made.values(), key=lambda t: t.id)
     return [t for t in ordered if t.split == "train"], [t for t in ordered if t.split == "test"]

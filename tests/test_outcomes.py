@@ -224,7 +224,7 @@ def test_the_answer_stage_explains_an_executor_outcome(sandbox):
     query = "Who are the coauthors of Zzyzx Qwerty at Nowhere University?"
     outcome = sandbox.run(COAUTHORS.format(args=_args(name="Zzyzx Qwerty", organization="Nowhere University"))).to_dict()
     ran = {k: outcome.get(k) for k in ("ok", "result", "error_type", "trace")}
-    made = asyncio.run(AnswerComposer.func_or_class().explain(query, ran, SEARCHES))
+    made = asyncio.run(AnswerComposer.func_or_class({}).explain(query, ran, SEARCHES))  # no scope: nothing is refused here
     record = Record(request_id="r", query=query, language=made["language"], solution="searchPerson -> getCoauthors", code="",
                     result=outcome["result"], ok=outcome["ok"], error=outcome["error"], error_type=outcome["error_type"],
                     answer=made["answer"], timings={}, kind=made["kind"], candidates=made["candidates"], explanation=made["explanation"])

@@ -87,7 +87,7 @@ def test_teacher_code_is_kept_only_when_it_verifies(teacher_url, aminer_env, ami
     domain = get_domain("aminer")
     teacher = Teacher(TeacherSettings(enabled=True, base_url=url, propose_code=True), domain.spec)
     with sandbox_for("aminer", aminer_db, Settings().sandbox) as sandbox:
-        factory = TripletFactory(aminer_env, domain.combinations, sandbox.run_batch, propose_code=teacher.propose_code)
+        factory = TripletFactory(aminer_env, domain.combinations, sandbox.run_batch, propose_code=teacher.propose_code, clarification_share=0.0)
         mode["code"] = "right"
         good = factory.make(WorkUnit("publication_year", "train", 4, seed=2))
         assert [t.code_source for t in good.triplets] == ["teacher"] * 4

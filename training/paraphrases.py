@@ -3,7 +3,9 @@
 The templates teach the model; these questions, written by hand and kept out of training
 (benchmarks/paraphrases.yaml), show whether the planner and coder hold on phrasings unlike any
 template. Each one borrows a held-out test triplet of its combination: its entities fill the
-placeholders and its gold solution, code and answer stay the reference.
+placeholders and its gold solution, code and answer stay the reference. Clarification triplets
+(a name nobody or several carry, soay/clarifications.py) lend none: their inputs leave out the
+organisation the hand-written phrasings name.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import yaml
 
+from soay.clarifications import is_clarification
 from soay.triplets import Triplet
 
 
@@ -21,7 +24,8 @@ def paraphrased_triplets(path: Path, test: list[Triplet], per_phrasing: int = 3)
     data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     by_combination: dict[str, list[Triplet]] = defaultdict(list)
     for t in test:
-        by_combination[t.combination.id].append(t)
+        if not is_clarification(t.answer):
+            by_combination[t.combination.id].append(t)
     out: list[Triplet] = []
     for combination, by_language in data["paraphrases"].items():
         for language, texts in by_language.items():
