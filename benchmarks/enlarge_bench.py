@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from cluster.broker import ensure_topics, start_broker  # noqa: E402
+from soay.clarifications import is_clarification  # noqa: E402
 from soay.dataset import iter_triplets  # noqa: E402
 from soay.logs import Feedback, RequestLog  # noqa: E402
 from soay.triplets import Triplet  # noqa: E402
@@ -147,7 +148,7 @@ def main() -> None:
     meta = corpus_meta(corpus)
     if not meta:
         raise SystemExit(f"no corpus at {corpus}: run `soay generate` first")
-    train = sorted(iter_triplets(source, split="train"), key=lambda t: t.id)
+    train = sorted((t for t in iter_triplets(source, split="train") if not is_clarification(t.answer)), key=lambda t: t.id)  # logs of answered requests
     random.Random(0).shuffle(train)
     need = 500 + args.repeats * (2 * args.distinct + args.distinct_programs)
     if len(train) < need:

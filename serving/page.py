@@ -29,6 +29,7 @@ from prometheus_client import Gauge
 
 from serving.schemas import AskRequest
 from soay.combinations import INTENT_DIR, Combination
+from soay.dataset import iter_triplets
 from soay.domains import Domain
 
 if TYPE_CHECKING:
@@ -44,7 +45,6 @@ PAGE_CONFIG = "/page.json"
 STREAM_ENDPOINT = "/v1/ask/stream"
 SCOPE_EXAMPLES = 3
 """Example questions on the page per language."""
-LANGUAGES = ("en", "zh")
 
 
 def is_page_path(path: str) -> bool:
@@ -70,23 +70,20 @@ def example_question(combination: Combination, language: str, values: dict[str, 
     return templates[-1].format_map({p: values.get(p, p.replace("_", " ")) for p in combination.placeholders})
 
 
-def scope_of(domain: Domain) -> dict[str, dict[str, Any]]:
+def scope_of(domain: Domain, dataset: Path) -> dict[str, dict[str, Any]]:
     """What the service answers, per language: a description and example questions, shown on the
     page and in the refusal of an out-of-scope question (serving/answer.py). A packaged domain
     has them hand-written (soay/intents/<domain>.scope.yaml); an imported one shows its spec's
-    description and the held-out phrasing of one combination per hop count."""
+    description and, per hop count, a training question of its dataset: real names of the live
+    API, which the served model has learnt to answer (never a validation or test question)."""
     path = INTENT_DIR / f"{domain.name}.scope.yaml"
     if path.is_file():
         return yaml.safe_load(path.read_text(encoding="utf-8"))
-    values, by_language = placeholder_values(domain.name), {}
-    for c in sorted(domain.combinations, key=lambda c: c.hops):
-        for language in LANGUAGES:
-            question = example_question(c, language, values)
-            examples = by_language.setdefault(language, {})
-            if question and c.hops not in examples:
-                examples[c.hops] = question
+    by_language: dict[str, dict[int, str]] = {}
+    for t in iter_triplets(dataset, split="train"):
+        by_language.setdefault(t.language, {}).setdefault(t.hops, t.query)
     description = " ".join(domain.spec.description.split())
-    return {language: {"description": description, "examples": list(examples.values())} for language, examples in by_language.items() if examples}
+    return {language: {"description": description, "examples": [q for _, q in sorted(examples.items())]} for language, examples in sorted(by_language.items())}
 
 
 def page_examples(scope: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -179,7 +176,7 @@ def mount_page(app: FastAPI, ingress: Ingress) -> None:
     """Add the page, its files and its endpoints to the ingress's app, and publish the served
     model versions as `soay_model_info` (the live view reads them from /metrics)."""
     domain, settings = ingress.domain, ingress.serve_settings
-    library, scope = library_data(domain), scope_of(domain)  # fixed for the life of the replica
+    library, scope = library_data(domain), scope_of(domain, ingress.dataset)  # fixed for the life of the replica
     models = Gauge("soay_model_info", "The checkpoint each model name serves (constant 1)", ["model", "path"], registry=ingress.metrics.registry)
     for model, path in ingress.model_versions.items():
         models.labels(model, path).set(1)

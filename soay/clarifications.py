@@ -33,7 +33,8 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from soay.environment.academic_corpus import normalize
-from soay.outcomes import MAX_CANDIDATES, Outcome, agrees, name_fields
+from soay.answers import answers_match
+from soay.outcomes import MAX_CANDIDATES, Outcome, agrees, analyse, name_fields
 
 AMBIGUOUS, NOT_FOUND = "ambiguous", "not_found"
 CLARIFICATION_KINDS = (AMBIGUOUS, NOT_FOUND)
@@ -98,6 +99,14 @@ def clarification_matches(expected: Mapping[str, Any], outcome: Outcome, key: st
         found = sorted(str(record_id(c, key)) for c in outcome.candidates or [])
         return found == sorted(map(str, expected.get("candidates") or []))
     return True
+
+
+def reproduces(expected: Any, run: Any, fuzzy: Collection[str] | None = None) -> bool:
+    """Whether a sandbox run (`ExecutionResult`) reproduces a triplet's answer: the same value,
+    or, for a clarification, the same outcome read from its call trace."""
+    if is_clarification(expected):
+        return clarification_matches(expected, analyse(run.trace, run.ok, run.result, fuzzy))
+    return bool(run.ok) and answers_match(expected, run.result)
 
 
 # --- ground truth from the environment --------------------------------------------------------

@@ -40,6 +40,10 @@ class DataSettings(Section):
     train_per_combination: int = Field(200, ge=1)
     validation_per_combination: int = Field(10, ge=0)
     test_per_combination: int = Field(20, ge=1)
+    clarification_share: float = Field(0.05, ge=0.0, le=1.0)
+    """Share of a search-headed combination's questions made to need a clarification: a name
+    several entities share (the expected answer lists them) or one that matches nobody
+    (soay/clarifications.py)."""
     unit_size: int = Field(50, ge=1)
     """Triplets per Ray work unit: smaller balances load better, larger costs less scheduling."""
     shard_size: int = Field(5000, ge=1)

@@ -26,6 +26,7 @@ from soay.dataset import iter_triplets
 from soay.domains import Domain, get_domain
 from soay.evaluation import Case, categorise, evaluate, markdown_table
 from soay.mentions import mask_question
+from soay.outcomes import fuzzy_apis
 from soay.prompts import END, coder_prompt, planner_prompt, target
 from soay.settings import SandboxSettings
 from soay.splits import held_out
@@ -172,8 +173,9 @@ def run_eval(
     generation_s = time.perf_counter() - started
     with sandbox_for(domain, db_path, SandboxSettings()) as sandbox:
         results = sandbox.run_batch([code or "final_result = None" for _, code in predictions])
+    fuzzy = frozenset(fuzzy_apis(domain.spec))  # a clarification case is judged by its run's outcome
     scored = [
-        Case(t.hops, t.language, t.solution, t.code, t.answer, solution, code, r.ok and bool(code), r.result)
+        Case(t.hops, t.language, t.solution, t.code, t.answer, solution, code, r.ok and bool(code), r.result, r.trace, fuzzy)
         for t, (solution, code), r in zip(cases, predictions, results)
     ]
     report = evaluate(scored[: len(test)], set(domain.spec.api_names))

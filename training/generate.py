@@ -88,6 +88,7 @@ class GenerationWorker:
             validation_fraction=settings.data.validation_fraction,
             paraphrases=paraphrases,
             propose_code=teacher.propose_code if teacher else None,
+            clarification_share=settings.data.clarification_share,
         )
 
     def run(self, unit: WorkUnit) -> tuple[list[dict[str, Any]], dict[str, int]]:

@@ -76,7 +76,9 @@ def generate_live(
     kept: dict[tuple, Triplet] = {}
     start = time.perf_counter()
     with sandbox_for(domain, out, settings.sandbox) as sandbox:
-        factory = TripletFactory(oracle, combinations, run_batch, data.test_fraction, data.validation_fraction)
+        factory = TripletFactory(
+            oracle, combinations, run_batch, data.test_fraction, data.validation_fraction, clarification_share=data.clarification_share
+        )
         wanted = sum(u.count for u in units)
         with tqdm(total=wanted, desc=f"generate {spec.domain} (live)", unit="triplet", disable=not show_progress, mininterval=1.0) as bar:
             for unit in units:
