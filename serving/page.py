@@ -176,7 +176,7 @@ def mount_page(app: FastAPI, ingress: Ingress) -> None:
     """Add the page, its files and its endpoints to the ingress's app, and publish the served
     model versions as `soay_model_info` (the live view reads them from /metrics)."""
     domain, settings = ingress.domain, ingress.serve_settings
-    library, scope = library_data(domain), scope_of(domain, ingress.dataset)  # fixed for the life of the replica
+    graph_and_library, scope = library_data(domain), scope_of(domain, ingress.dataset)  # fixed for the life of the replica
     models = Gauge("soay_model_info", "The checkpoint each model name serves (constant 1)", ["model", "path"], registry=ingress.metrics.registry)
     for model, path in ingress.model_versions.items():
         models.labels(model, path).set(1)
@@ -199,7 +199,7 @@ def mount_page(app: FastAPI, ingress: Ingress) -> None:
 
     @app.get("/v1/library")
     async def library() -> dict[str, Any]:
-        return library
+        return graph_and_library
 
     @app.post(STREAM_ENDPOINT)
     async def ask_stream(body: AskRequest, request: Request) -> StreamingResponse:
