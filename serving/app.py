@@ -52,7 +52,7 @@ from serving.http_limits import BodySizeLimit
 from serving.llm import EngineError, completion_text, embedding_vectors, engine_deployments
 from serving.logstream import open_log_stream
 from serving.metrics import PipelineMetrics
-from serving.page import is_page_path, mount_page
+from serving.page import is_page_path, mount_page, scope_of
 from serving.schemas import (
     MAX_REQUEST_ID_CHARS, AskRequest, ChatRequest, FeedbackRequest, Record, chat_chunk, chat_completion,
 )
@@ -60,7 +60,7 @@ from soay.agent import (
     candidate_programs, candidate_solutions, choose_program, choose_solution, code_max_tokens, code_problem, continuation_logprobs, exemplar_for,
     finish_code, solution_choices,
 )
-from soay.domains import get_domain
+from soay.domains import domain_for
 from soay.heads import HEADS_FILE, OUT_OF_SCOPE, Heads
 from soay.logs import Feedback, RequestLog
 from soay.outcomes import fuzzy_apis
@@ -112,12 +112,13 @@ class Ingress:
         executor: DeploymentHandle,
         answer: DeploymentHandle,
     ) -> None:
-        domain = get_domain(settings.data.domain)
+        self.domain = domain = domain_for(settings)
         self.spec = domain.spec
         self.combinations = domain.combinations
         self.choices = solution_choices(domain.library)
         # the call-path weights `soay enlarge` learnt from served traffic, as of this replica's start
-        self.tool_weights = load_tool_weights(settings.data.dataset_path(), domain.library.graph)
+        self.dataset = settings.data.dataset_path()
+        self.tool_weights = load_tool_weights(self.dataset, domain.library.graph)
         self.serve_settings: ServeSettings = settings.serve
         self.top_k = settings.retriever.top_k
         self.code_tokens = code_max_tokens(int(settings.serve.engine_kwargs.get("max_model_len", 1024)))
@@ -149,7 +150,7 @@ class Ingress:
         trace.solution = solution = plan.solution
         if plan.out_of_scope:  # nothing to run: say what this service can answer instead
             return await self._refuse(query, trace, on_stage)
-        code = trace.code = await self._stage("code", timings, lambda: self._code(query, plan, hits), on_stage)
+        code = trace.code = await self._stage("code", timings, lambda: self._code(query, plan, hits, trace), on_stage)
         outcome = await self._stage("execute", timings, lambda: self.executor.run.remote(code), on_stage)
         trace.status = "ok" if outcome["ok"] else "execution_error"
         trace.result, trace.error, trace.error_type = outcome["result"], outcome["error"], outcome["error_type"]
@@ -161,7 +162,7 @@ class Ingress:
         return Record(
             request_id=trace.request_id, query=query, language=composed["language"], solution=solution, code=code,
             result=outcome["result"], ok=outcome["ok"], error=outcome["error"], error_type=outcome["error_type"],
-            answer=composed["answer"], timings=timings,
+            code_attempts=trace.code_attempts, answer=composed["answer"], timings=timings,
             kind=composed["kind"], candidates=composed["candidates"], explanation=composed["explanation"],
         )
 
@@ -216,20 +217,20 @@ class Ingress:
         scores = await self._likelihoods(self.planner, self.serve_settings.planner_model, planner_prompt(query), choices)
         return Plan(choose_solution(choices, scores))
 
-    async def _code(self, query: str, plan: Plan, hits: list[dict[str, Any]]) -> str:
+    async def _code(self, query: str, plan: Plan, hits: list[dict[str, Any]], trace: RequestLog) -> str:
         """With a heads model: the verified program of the nearest training question of the chosen
         combination (soay/heads.py); otherwise the retrieved programs of the solution ranked by the
         coder's likelihood (as SoAyEval does). The coder writes freely only when neither has a
-        program for it."""
+        program for it (`trace.code_attempts` counts what it writes)."""
         if self.heads is not None and plan.combination is not None:
             programs = self.heads.programs(plan.features, [plan.combination])[0]
             if programs:
                 return finish_code(programs[0], query, self.spec, self.heads.vocabulary)
-            return await self._generate(query, plan.solution, hits)
+            return await self._generate(query, plan.solution, hits, trace)
         candidates = candidate_programs(plan.solution, hits)
         if candidates:
             return await self._rank(query, plan.solution, candidates, exemplar_for(plan.solution, hits))
-        return await self._generate(query, plan.solution, hits)
+        return await self._generate(query, plan.solution, hits, trace)
 
     async def _refuse(self, query: str, trace: RequestLog, on_stage: StageCallback | None) -> Record:
         composed = await self._stage("answer", trace.timings, lambda: self.answer.refuse.remote(query), on_stage)
@@ -259,15 +260,19 @@ class Ingress:
         prefix = len(choices[0].prompt_token_ids)
         return [continuation_logprobs(c.prompt_token_ids, c.prompt_logprobs, prefix) for c in choices[1:]]
 
-    async def _generate(self, query: str, solution: str, hits: list[dict[str, Any]]) -> str:
+    async def _generate(self, query: str, solution: str, hits: list[dict[str, Any]], trace: RequestLog) -> str:
+        """The coder writes the program (greedy), and once more when the sandbox's AST check refuses
+        it; each attempt is counted in `trace.code_attempts` as it starts."""
         exemplars: list[tuple[str, str] | None] = [
             (h["query"], h["code"]) for h in hits if h.get("solution") == solution and h.get("query") and h.get("code")
         ] or [None]
+        trace.code_attempts = 1
         code = await self._write(query, solution, exemplars[0], temperature=0.0)
         if code_problem(code, self.spec) is None:
             return code
         # one repair: another neighbour as the example, and sampling to leave the rut
         self.metrics.repairs.inc()
+        trace.code_attempts = 2
         return await self._write(query, solution, exemplars[min(1, len(exemplars) - 1)], temperature=self.serve_settings.repair_temperature)
 
     async def _write(self, query: str, solution: str, exemplar: tuple[str, str] | None, temperature: float) -> str:
@@ -459,7 +464,7 @@ def stage_options(settings: ServeSettings) -> dict[str, Any]:
 
 def build_app(settings: Settings) -> Application:
     """The whole application, composed from the settings: what runs, how many, on what."""
-    serve_settings, domain = settings.serve, settings.data.domain
+    serve_settings = settings.serve
     engines = engine_deployments(serve_settings, serve_settings.model_path(settings.data))
     options = stage_options(serve_settings)
     return Ingress.options(**options, max_queued_requests=serve_settings.max_queued_requests).bind(
@@ -467,8 +472,8 @@ def build_app(settings: Settings) -> Application:
         retriever_app(settings),
         engines["planner"],
         engines["coder"],
-        Executor.options(**options).bind(domain, str(settings.data.corpus_path()), settings.sandbox),
-        AnswerComposer.options(**options).bind(),
+        Executor.options(**options).bind(settings),
+        AnswerComposer.options(**options).bind(scope_of(domain_for(settings), settings.data.dataset_path())),
     )
 
 

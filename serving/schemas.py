@@ -35,6 +35,10 @@ class Record(BaseModel):
     ok: bool = False
     error: str | None = None
     error_type: str | None = None
+    code_attempts: int = 0
+    """Programs the coder wrote: 0 when `code` is a verified program of the library, 1 when the
+    coder wrote it, 2 when its first program broke the sandbox's rules and `code` is its repair
+    (as in the request's log record, soay.logs.RequestLog)."""
     answer: str
     timings: dict[str, float]
     kind: Literal["answer", "out_of_scope", "not_found", "ambiguous"] = "answer"

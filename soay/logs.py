@@ -38,6 +38,11 @@ class RequestLog(BaseModel):
     status: RequestStatus
     error: str | None = None
     error_type: str | None = None
+    code_attempts: int = 0
+    """Programs the coder wrote for this request: 0 when the code is a verified program of the
+    library (copied or ranked, or no code was needed), 1 when the coder wrote it and its first
+    program passed the sandbox's AST check, 2 when that one did not and it wrote a repair (which
+    is what ran, whatever the check makes of it)."""
     kind: Literal["answer", "not_found", "ambiguous"] = "answer"
     """What the answer stage made of the run (soay/outcomes.py): `not_found` when a searched name
     matched nobody, `ambiguous` when several entities carry it; such a request's program is no
