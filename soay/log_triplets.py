@@ -10,7 +10,10 @@ asks this module three questions:
    the library's own program for every combination of the logged solution (`build_code` with a
    marker in each placeholder): the same tokens up to the values of string literals, and every
    literal that is not a placeholder identical. The literals standing where the placeholders
-   stand are the triplet's inputs. The served coder writes the library's programs with the
+   stand are the triplet's inputs. A program may also leave out optional head inputs (serving's
+   `unmask_code` drops a keyword argument the question gives no value for: "coauthors of Wei
+   Zhang" searches by name alone): such a program is matched against the combination's program
+   without them, after every full program of the solution. The served coder writes the library's programs with the
    question's mentions in them, so its programs match; a program written otherwise (other
    variable names, another shape) may be a new intent and is not labelled by guessing: it goes
    to review.
@@ -29,6 +32,7 @@ import ast
 import hashlib
 import re
 from dataclasses import dataclass
+from itertools import combinations as subsets
 from typing import Any
 
 from soay.answers import normalise
@@ -118,10 +122,30 @@ class CombinationMatcher:
     def __init__(self, combinations: CombinationSet) -> None:
         self.spec = combinations.spec
         self.templates: dict[tuple[str, ...], list[_Template]] = {}
+        reduced: list[_Template] = []
         for c in combinations:
-            values = {p: f"{_SLOT}{p}" for p in c.placeholders}
-            shape, strings = code_shape(build_code(self.spec, c, combinations.solution(c), values))
-            self.templates.setdefault(c.apis, []).append(_Template(c, shape, strings))
+            solution = combinations.solution(c)
+            for inputs in self._asked(c):
+                asked = c if inputs == c.inputs else c.model_copy(update={"inputs": inputs})
+                values = {p: f"{_SLOT}{p}" for p in asked.placeholders}
+                shape, strings = code_shape(build_code(self.spec, asked, solution, values))
+                template = _Template(c, shape, strings)
+                if inputs == c.inputs:
+                    self.templates.setdefault(c.apis, []).append(template)
+                else:
+                    reduced.append(template)
+        for t in reduced:  # tried after every full program of the solution
+            self.templates.setdefault(t.combination.apis, []).append(t)
+
+    def _asked(self, c: Combination) -> list[tuple[str, ...]]:
+        """The head inputs a program of `c` may pass: all of them, then every smaller set that
+        keeps the head's required parameters and at least one input (largest first)."""
+        head = self.spec.api(c.apis[0])
+        required = {p.name for p in head.params if p.required}
+        out = [c.inputs]
+        for size in range(len(c.inputs) - 1, 0, -1):
+            out += [kept for kept in subsets(c.inputs, size) if required <= set(kept)]
+        return out
 
     def match(self, solution: tuple[str, ...], code: str) -> Match | None:
         """The combination of `solution` whose library program `code` is an instance of, or None."""

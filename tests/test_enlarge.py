@@ -20,15 +20,19 @@ from kafka import KafkaProducer
 from cluster.broker import ensure_topics
 from conftest import ROOT, SOAY, TEST_CORPUS_SIZE, free_port, stop, verified_triplets
 from soay.answers import answers_match
+from soay.clarifications import AMBIGUOUS, NOT_FOUND, clarification_matches, is_clarification
 from soay.dataset import iter_triplets, load_manifest, write_version
 from soay.domains import get_domain
 from soay.log_triplets import dedupe_key, log_triplet_id
 from soay.logs import Feedback, RequestLog
+from soay.outcomes import analyse, fuzzy_apis
 from soay.settings import Settings
+from soay.splits import TRAIN, group_split
 from soay.tool_weights import load_tool_weights
-from soay.triplets import Triplet
+from soay.triplets import Triplet, TripletFactory, WorkUnit
 from training.enlarge import Enlarger, run_enlargement
 from training.enlarge_state import FEEDBACK_FILE, REVIEW_FILE, STATE_DIR, rebuild_weights
+from training.generate import sandbox_for
 
 REQUESTS, FEEDBACK = "test-enlarge.requests", "test-enlarge.feedback"
 GROUP = "test-enlarge"
@@ -294,3 +298,70 @@ def test_sigkill_mid_run_loses_nothing_and_duplicates_nothing(world, local_ray, 
     assert {log_triplet_id(k) for k in keep} <= set(ids)
     assert set(reviewed) == set(reject)
     assert not {log_triplet_id(r) for r in reject} & set(ids)
+
+
+def _clarification_questions(settings: Settings, env, run_batch) -> tuple[list[Triplet], list[Triplet], list[Triplet]]:
+    """(ambiguous asked without the organisation, not found, ambiguous naming a held-out
+    scholar), made by the triplet factory as `soay generate` makes them."""
+    data, domain = settings.data, get_domain("aminer")
+    factory = TripletFactory(env, domain.combinations, run_batch, data.test_fraction, data.validation_fraction, clarification_share=1.0)
+    unqualified, missing, held = [], [], []
+    for n, cid in enumerate(("coauthor_names", "person_citation_count", "most_cited_coauthor", "coauthors_in_field")):
+        for split in ("train", "test"):
+            for t in factory.make(WorkUnit(cid, split, 6, seed=31 + n)).triplets:
+                if t.answer["kind"] == NOT_FOUND and split == "train":
+                    missing.append(t)
+                elif t.answer["kind"] == AMBIGUOUS and split == "train" and "organization" not in t.answer["args"]:
+                    unqualified.append(t)
+                elif t.answer["kind"] == AMBIGUOUS and split == "test":
+                    held.append(t)
+        if len(unqualified) >= 2 and len(missing) >= 2 and held:
+            break
+    return unqualified[:2], missing[:2], held[:1]
+
+
+def test_served_ambiguous_and_not_found_requests_become_clarification_triplets(world, aminer_env, aminer_db):
+    """The service met these questions with a clarification; the job re-runs their programs and
+    stores them with the clarification the re-run gives, when its outcome is the logged kind."""
+    w = world
+    searches = set(fuzzy_apis(get_domain("aminer").spec))
+    with sandbox_for("aminer", aminer_db, w.settings.sandbox) as sandbox:
+        unqualified, missing, held = _clarification_questions(w.settings, aminer_env, sandbox.run_batch)
+        assert len(unqualified) == 2 and len(missing) == 2 and len(held) == 1
+        served = {f"amb-{i}": t for i, t in enumerate(unqualified)} | {f"nf-{i}": t for i, t in enumerate(missing)}
+        served |= {"amb-held": held[0], "nf-as-amb": missing[1], "answer-as-nf": w.fresh[60]}
+        runs = dict(zip(served, sandbox.run_batch([t.code for t in served.values()])))
+        for rid, t in served.items():  # as serving logs them: the run's result or error, and what the answer stage saw
+            served_run = runs[rid]
+            kind = {"nf-as-amb": AMBIGUOUS, "answer-as-nf": NOT_FOUND}.get(rid, t.answer["kind"] if is_clarification(t.answer) else "answer")
+            query = t.query + " (again)" if rid in ("nf-as-amb", "answer-as-nf") else t.query  # not a duplicate of another record
+            w.request(rid, t, query=query, status="ok" if served_run.ok else "execution_error", result=served_run.result,
+                      error=served_run.error, kind=kind)
+        w.flush()
+        for t in unqualified:  # what serving ran: the name alone (unmask_code left the organisation out)
+            assert "organization=" not in t.code and "organization" in t.combination.inputs
+        assert not runs["nf-0"].ok or runs["nf-0"].result in (None, [], "")
+
+        report, lines = run(w)
+        kept = {t.id: t for t in w.log_triplets()}
+        for rid in [f"amb-{i}" for i in range(2)] + [f"nf-{i}" for i in range(2)]:
+            t, made = served[rid], kept[log_triplet_id(rid)]
+            assert is_clarification(made.answer) and made.answer["kind"] == t.answer["kind"]
+            # the stored answer is the factory's ground truth: same search, same namesakes
+            assert {k: made.answer[k] for k in ("kind", "api", "searched", "candidates") if k in t.answer} == {
+                k: t.answer[k] for k in ("kind", "api", "searched", "candidates") if k in t.answer}
+            assert (made.code, made.query, made.combination, made.inputs, made.split, made.code_source) == (
+                t.code, t.query, t.combination, t.inputs, "train", "log")
+            if made.answer["kind"] == AMBIGUOUS:
+                assert made.entity_id == t.entity_id and group_split(made.answer["candidates"], w.settings.data.test_fraction,
+                                                                      w.settings.data.validation_fraction) == TRAIN
+        fresh_runs = sandbox.run_batch([kept[log_triplet_id(r)].code for r in ("amb-0", "amb-1", "nf-0", "nf-1")])
+        for rid, fresh in zip(("amb-0", "amb-1", "nf-0", "nf-1"), fresh_runs):  # a fresh run gives the stored clarification
+            assert clarification_matches(kept[log_triplet_id(rid)].answer, analyse(fresh.trace, fresh.ok, fresh.result, searches)), rid
+
+    assert not {log_triplet_id(r) for r in ("amb-held", "nf-as-amb", "answer-as-nf")} & set(kept)
+    reasons = {r["request_id"]: r["reason"] for r in w.reviews() if r["request_id"] in ("amb-held", "nf-as-amb", "answer-as-nf")}
+    assert reasons == {"amb-held": "held_out_candidates", "nf-as-amb": "outcome_mismatch", "answer-as-nf": "outcome_mismatch"}
+    assert report["outcomes"] == {"kept_ambiguous": 2, "kept_not_found": 2, "held_out_candidates": 1, "outcome_mismatch": 2}
+    assert report["triplets_written"] == 4
+    assert any("clarifications 4" in line for line in lines)

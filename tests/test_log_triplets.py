@@ -65,3 +65,23 @@ def test_a_changed_literal_that_is_not_an_input_is_another_program():
     student = matcher.match(c.apis, code.replace("'advisor'", "'student'"))
     assert student is not None and student.combination.id == "student_names"  # that literal is another intent
     assert "'advisor'" in code and matcher.match(c.apis, code.replace("'advisor'", "'colleague'")) is None
+
+
+def test_a_program_without_an_optional_head_input_is_recognised(domain):
+    """Serving leaves out a keyword argument the question gives no value for ("coauthors of Wei
+    Zhang" searches by name alone): the program is still its combination's, with fewer inputs."""
+    matcher = CombinationMatcher(domain.combinations)
+    reduced = 0
+    for c in domain.combinations:
+        head = domain.spec.api(c.apis[0])
+        optional = [p for p in c.inputs[1:] if not next(q for q in head.params if q.name == p).required]
+        if not optional:
+            continue
+        asked = c.model_copy(update={"inputs": tuple(p for p in c.inputs if p not in optional)})
+        values = {p: f"v{n}" for n, p in enumerate(sorted(asked.placeholders))}
+        code = build_code(domain.spec, asked, domain.combinations.solution(c), values)
+        match = matcher.match(c.apis, code)
+        assert match is not None and match.combination.id == c.id and match.values == values, c.id
+        assert matcher.match(c.apis, "extra = 1\n" + code) is None
+        reduced += 1
+    assert reduced > 0 or domain.name == "movies"

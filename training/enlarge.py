@@ -13,6 +13,14 @@ work done: the effect is exactly once.
 Outcomes, one per consumed record (the `outcome` label of soay_enlarge_records_total):
 
 - kept: a new training triplet (split train, code_source log, id log-<hash of the request id>);
+- kept_ambiguous / kept_not_found: a clarification triplet (soay/clarifications.py) made from a
+  request the service answered with "several scholars carry this name" or "nobody carries it":
+  its program is re-run and kept when the re-run's outcome is the logged kind; the answer stored
+  is the clarification the re-run gives (`outcome_answer`: the candidates' ids come from the
+  re-run, the log holds none), as the triplet factory verifies its own. An ambiguous one must
+  list training entities only (`group_split` of its candidates, else held_out_candidates); a
+  not-found one names nobody, so it is always filed as train (its question, if the factory made
+  it for an evaluation split, is already in the dataset and the record is a duplicate);
 - duplicate: its normalised query and solution are already in the dataset (any split) or kept
   earlier in the batch; dropped without a re-run (nothing to learn, nothing wrong);
 - already_processed: its request id was decided before (a replay, or a producer's retry);
@@ -21,8 +29,9 @@ Outcomes, one per consumed record (the `outcome` label of soay_enlarge_records_t
   malformed (not a valid record), no_code, logged_error (the service's own run failed),
   unknown_solution, negative_feedback, exec_error, empty_result, mismatch, path_mismatch,
   no_combination (a verified program of no library combination: a new intent for a person to
-  label), answered_ambiguous / answered_not_found (the service asked back or found nothing),
-  held_out_entity (about a validation or test entity: kept out of training and out of the
+  label), outcome_mismatch (the re-run's outcome, soay/outcomes.py, is not the kind the service
+  logged: an answer, ambiguous or not found), held_out_candidates (an ambiguous request some of
+  whose namesakes are validation or test entities), held_out_entity (about a validation or test entity: kept out of training and out of the
   tool weights, so the evaluation stays unseen),
   and negative_feedback_after_accept (on the feedback record).
 
@@ -52,12 +61,13 @@ from prometheus_client import CollectorRegistry, Counter as PromCounter, Gauge, 
 from pydantic import ValidationError
 
 from cluster.broker import ensure_topics
+from soay.clarifications import AMBIGUOUS, CLARIFICATION_KINDS
 from soay.domains import get_domain
 from soay.log_triplets import Match, dedupe_key, log_triplet, log_triplet_id, rerun_problem
 from soay.logs import Feedback, RequestLog, utc_now
 from soay.settings import Settings
 from soay.solutions import parse_solution
-from soay.splits import HELD_OUT_SPLITS, entity_split
+from soay.splits import HELD_OUT_SPLITS, entity_split, group_split
 from soay.triplets import Triplet
 from training.corpus import ensure_corpus
 from training.enlarge_state import EnlargeState
@@ -284,10 +294,9 @@ class Enlarger:
             seen.add(r.request_id)
             if not r.code.strip():
                 self._review(d, m, r.request_id, "no_code", r, detail=r.error)
-            elif r.status != "ok":
+            elif r.status != "ok" and not (r.kind in CLARIFICATION_KINDS and r.status == "execution_error"):
+                # a not-found program may fail on its empty search: its error is the logged outcome
                 self._review(d, m, r.request_id, "logged_error", r, detail=r.error)
-            elif r.kind != "answer":  # a clarification (ambiguous, not found) is no answer to learn from
-                self._review(d, m, r.request_id, f"answered_{r.kind}", r)
             elif (solution := _canonical(r.solution)) not in self.library:
                 self._review(d, m, r.request_id, "unknown_solution", r)
             elif r.request_id in negative:
@@ -301,9 +310,15 @@ class Enlarger:
         kept_keys: set[str] = set()
         for m, r, solution, key in candidates:
             check = checks[(r.code, solution)]
+            if r.kind in CLARIFICATION_KINDS:
+                self._clarification(d, m, r, solution, key, check, kept_keys)
+                continue
             problem = rerun_problem(check.ok, r.result, check.result) or check.problem
             if problem:
                 self._review(d, m, r.request_id, problem, r, detail=check.error, rerun_result=check.result)
+            elif check.kind != r.kind:
+                self._review(d, m, r.request_id, "outcome_mismatch", r, detail=f"the re-run's outcome is {check.kind}",
+                             rerun_result=check.clarification)
             elif self.cfg.hold_out_test_entities and check.entity_id and (split := self._split(check.entity_id)) in HELD_OUT_SPLITS:
                 self._review(d, m, r.request_id, "held_out_entity", r, detail=f"entity {check.entity_id} is in the {split} split")
             elif key in kept_keys:
@@ -315,6 +330,32 @@ class Enlarger:
                 d.triplets.append(log_triplet(r.request_id, self.domain.name, r.query, r.language, solution, r.code, r.result, match, check.entity_id))
                 d.outcomes["kept"] += 1
         return d
+
+    def _clarification(self, d: Decision, m: Any, r: RequestLog, solution: str, key: str, check: Any, kept_keys: set[str]) -> None:
+        """Keep a served ambiguous or not-found request as its clarification triplet, or review it."""
+        if check.problem:
+            self._review(d, m, r.request_id, check.problem, r, detail=check.error, rerun_result=check.result)
+            return
+        if check.kind != r.kind or check.clarification is None:
+            self._review(d, m, r.request_id, "outcome_mismatch", r, detail=f"logged {r.kind}, the re-run's outcome is {check.kind}",
+                         rerun_result=check.clarification if check.clarification is not None else check.result)
+            return
+        answer = check.clarification
+        if r.kind == AMBIGUOUS and self.cfg.hold_out_test_entities:
+            candidates = [str(c) for c in answer.get("candidates") or []]
+            split = group_split(candidates, self.settings.data.test_fraction, self.settings.data.validation_fraction)
+            if split in HELD_OUT_SPLITS:
+                self._review(d, m, r.request_id, "held_out_candidates", r, detail=f"a namesake is in the {split} split",
+                             rerun_result=answer)
+                return
+        if key in kept_keys:
+            d.outcomes["duplicate"] += 1
+            return
+        kept_keys.add(key)
+        assert check.combination_id is not None and check.values is not None
+        match = Match(self.domain.combinations.by_id[check.combination_id], check.values)
+        d.triplets.append(log_triplet(r.request_id, self.domain.name, r.query, r.language, solution, r.code, answer, match, check.entity_id))
+        d.outcomes[f"kept_{r.kind}"] += 1
 
     def _split(self, entity_id: str) -> str:
         return entity_split(entity_id, self.settings.data.test_fraction, self.settings.data.validation_fraction)
@@ -381,11 +422,12 @@ class Enlarger:
 
     def _progress(self, seconds: float, recent_rate: float | None) -> None:
         o = self.outcomes
-        review = sum(v for k, v in o.items() if k not in ("kept", "duplicate", "already_processed", "feedback"))
+        kept = ("kept", "kept_ambiguous", "kept_not_found")
+        review = sum(v for k, v in o.items() if k not in (*kept, "duplicate", "already_processed", "feedback"))
         rate = f"{recent_rate:,.0f}/s now, " if recent_rate is not None else ""
         self.log(
             f"enlarge: {self.records:,} records in {seconds:.1f} s ({rate}{self.records / max(seconds, 1e-9):,.0f}/s overall) "
-            f"kept {o['kept']:,} review {review:,} duplicate {o['duplicate']:,} replayed {o['already_processed']:,} "
+            f"kept {o['kept']:,} clarifications {o['kept_ambiguous'] + o['kept_not_found']:,} review {review:,} duplicate {o['duplicate']:,} replayed {o['already_processed']:,} "
             f"feedback {o['feedback']:,} lag {self.lag if self.lag is not None else '?'}"
         )
 

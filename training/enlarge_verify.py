@@ -6,6 +6,12 @@ matcher. It returns, per distinct (program, solution), what the re-run gave and 
 makes of the program; comparing with each record's logged result is the consumer's part, so one
 re-run serves every record that logged the same program.
 
+The re-run's outcome is read from its call trace the way the served answer stage and the triplet
+factory read it (soay/outcomes.py `analyse`): an answer, a searched name that matched nobody, or
+one several entities carry. For the last two the check holds the clarification the re-run gives
+(soay/clarifications.py `outcome_answer`, with the candidates' ids): what a served ambiguous or
+not-found request is stored as when the re-run's outcome is the one the service logged.
+
 With `workers=0` the consumer's own process holds one such worker: no Ray, for small runs and
 tests. Either way the consumer stays the only writer of the dataset.
 """
@@ -19,8 +25,10 @@ from typing import Any
 
 import ray
 
+from soay.clarifications import CLARIFICATION_KINDS, outcome_answer
 from soay.domains import get_domain, resolve
 from soay.log_triplets import CombinationMatcher, entity_of, path_problem
+from soay.outcomes import analyse, fuzzy_apis
 from soay.settings import SandboxSettings
 from soay.solutions import parse_solution
 from training.generate import sandbox_for
@@ -42,6 +50,11 @@ class Check:
     combination_id: str | None = None
     values: dict[str, str] | None = None
     entity_id: str = ""
+    kind: str = "answer"
+    """The re-run's outcome (soay.outcomes.analyse): answer, ambiguous or not_found."""
+    clarification: dict[str, Any] | None = None
+    """For an ambiguous or not-found outcome, the clarification answer it gives (its candidates'
+    ids included): the stored answer of a served request that logged the same kind."""
 
 
 class Verifier:
@@ -50,6 +63,7 @@ class Verifier:
     def __init__(self, domain_name: str, db_path: str, sandbox: SandboxSettings, chunk: int = 250) -> None:
         domain = get_domain(domain_name)
         self.spec = domain.spec
+        self.fuzzy = fuzzy_apis(domain.spec)
         self.matcher = CombinationMatcher(domain.combinations)
         self.sandbox = sandbox_for(domain_name, Path(db_path), sandbox)
         self.env = resolve(self.sandbox.env_factory)(**self.sandbox.env_kwargs)
@@ -66,18 +80,33 @@ class Verifier:
 
     def _judge(self, code: str, solution: str, run: Any) -> Check:
         check = Check(ok=run.ok, result=run.result, error=run.error, error_type=run.error_type)
-        if not run.ok:
-            return check
+        outcome = analyse(run.trace, run.ok, run.result, self.fuzzy)
+        check.kind = outcome.kind
         apis = parse_solution(solution)
-        check.problem = path_problem(apis, [c["api"] for c in run.calls])
-        if check.problem:
+        called = [c["api"] for c in run.calls]
+        if outcome.kind in CLARIFICATION_KINDS:
+            # a clarification's run may stop at its search (an empty list indexed): it must start
+            # at the solution's head, and that search is what the clarification is about
+            if not called or called[0] != apis[0] or outcome.api != apis[0]:
+                check.problem = "path_mismatch"
+                return check
+            head = self.spec.api(apis[0])
+            check.clarification = outcome_answer(outcome, self.spec.entities[head.entity].key)
+        elif not run.ok:
             return check
+        else:
+            check.problem = path_problem(apis, called)
+            if check.problem:
+                return check
         match = self.matcher.match(apis, code)
         if match is None:
             check.problem = "no_combination"
             return check
         check.combination_id, check.values = match.combination.id, match.values
-        check.entity_id = entity_of(self.spec, run.calls, self.env)
+        if check.clarification is None:
+            check.entity_id = entity_of(self.spec, run.calls, self.env)
+        elif check.clarification.get("candidates"):
+            check.entity_id = check.clarification["candidates"][0]
         return check
 
     def close(self) -> None:
