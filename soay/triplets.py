@@ -262,7 +262,11 @@ class TripletFactory:
         kinds = [AMBIGUOUS, NOT_FOUND] if rng.random() < 0.5 else [NOT_FOUND, AMBIGUOUS]
         for kind in kinds:
             make = self._ambiguous if kind == AMBIGUOUS else self._not_found
-            candidate = make(c, solution, split, templates, turn, rng, stats)
+            try:
+                candidate = make(c, solution, split, templates, turn, rng, stats)
+            except Unanswerable:  # e.g. a live API that did not answer the namesake search: try the other kind
+                stats["clarification_api_unavailable"] += 1
+                candidate = None
             if candidate is None:
                 continue
             key = (kind, candidate.entity_id, tuple(sorted(candidate.values.items())))
