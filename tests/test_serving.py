@@ -154,12 +154,16 @@ The session's model is fitted on 16 questions per combination; the demo model cl
 
 
 def held_out_cases(test: list) -> list:
-    """Two test cases per (hops, language) whose phrasing no training question uses."""
+    """Two test cases per (hops, language) whose phrasing no training question uses and whose answer
+    is a value (clarifications are the names test's)."""
+    from soay.clarifications import is_clarification
     from soay.splits import held_out_for
 
     domain = get_domain("aminer")
     picked: dict[tuple[int, str], list] = {}
     for t in test:
+        if is_clarification(t.answer):
+            continue
         _, language, index = t.template_id.rsplit("/", 2)
         if held_out_for(domain.combinations.by_id[t.combination.id], language, int(index)) and len(picked.setdefault((t.hops, t.language), [])) < 2:
             picked[(t.hops, t.language)].append(t)
