@@ -168,7 +168,9 @@ KEY = "serving-test-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
 SERVE = {
     "api_key": KEY, "min_replicas": 1, "max_replicas": 2, "max_ongoing_requests": MAX_ONGOING, "max_queued_requests": MAX_QUEUED,
-    "request_timeout_s": 60.0,
+    # a program the coder writes takes two 256-token writes when its first breaks the sandbox rules:
+    # about 60 s on 2 cores (test_serving's write path), as long as the default timeout
+    "request_timeout_s": 120.0,
     "engine_kwargs": {"dtype": "float32", "max_model_len": 512, "enforce_eager": True, "kv_cache_memory_bytes": 64 * 2**20},
 }  # fmt: skip
 LOG_BUFFER = 3

@@ -3,7 +3,9 @@ checkpoint, SoAyEval through vLLM, the promotion pointer and the record of every
 
 The models are tiny (a few steps), so their Scores say nothing about quality; what is checked is
 the loop: when it trains, from what, on which data, and that it promotes exactly when the
-candidate's real Score clears the promoted model's real Score minus the tolerance.
+candidate's real Score clears the promoted model's real Score minus the tolerance. The rejection
+of a genuinely worse candidate at a realistic tolerance is tried on the default (heads) recipe,
+whose Scores on a 2-layer base do differ with the data it is fitted on.
 """
 
 from __future__ import annotations
@@ -27,14 +29,21 @@ DATA = {"corpus_size": TEST_CORPUS_SIZE, "seed": 7, "train_per_combination": 3, 
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory, aminer_db, data_root, local_ray):
-    """(work dir, dataset, base model): dataset version 1 and a full-SFT model trained on it."""
+def generated(tmp_path_factory, aminer_db, data_root):
+    """(work dir, dataset): dataset version 1."""
     from training.generate import generate
+
+    root = tmp_path_factory.mktemp("retrain")
+    return root, generate(Settings(data={"root": data_root, **DATA}), out=root / "dataset", show_progress=False).dataset_path
+
+
+@pytest.fixture(scope="module")
+def base(generated, local_ray):
+    """(work dir, dataset, base model): dataset version 1 and a full-SFT model trained on it."""
     from training.sft import load_config
     from training.train_job import run_sft
 
-    root = tmp_path_factory.mktemp("retrain")
-    dataset = generate(Settings(data={"root": data_root, **DATA}), out=root / "dataset", show_progress=False).dataset_path
+    root, dataset = generated
     run_sft(load_config("configs/sft/cpu_full.yaml", [*TINY, "max_steps=4"]), dataset, root / "base")
     return root, dataset, (root / "base" / "model").resolve()
 
@@ -113,6 +122,60 @@ def test_a_candidate_below_the_bar_is_rejected_and_the_pointer_kept(base, first_
     assert run["config"]["base_model"] == promoted["model"]  # LoRA from the last promoted checkpoint
     assert json.loads((root / "runs" / "retrain" / "0002" / "attempt.json").read_text()) == record
     assert (root / "runs" / "promoted.json").read_text() == pointer
+
+
+SMALL_BUDGET = 8
+"""Distinct training questions the worse candidate is fitted on: one in six combinations."""
+HEADS = ["C_grid=[1.0]", "out_of_scope=false"]
+"""The default recipe, less what this comparison does not need (a C search, the out-of-scope class)."""
+HEADS_EVAL = 24
+"""Test cases both models are scored on (spread over the split's combinations)."""
+TOLERANCE = 2.0
+"""A realistic bar: the candidate may lose two Score points and still be promoted."""
+
+
+def test_a_candidate_fitted_on_far_less_data_is_rejected_at_a_realistic_tolerance(generated, data_root, gemma_base, gemma_small):
+    """The default recipe (heads on the base, here its 2-layer copy) on both sides: the promoted
+    model is fitted on every training question, the candidate on SMALL_BUDGET of them
+    (`max_questions`, the recipe's training budget), so it cannot name most combinations and
+    scores well below the promoted model on the same pinned test cases; with a two-point
+    tolerance it is rejected and promoted.json is left as it was."""
+    from training.fit_heads import fit_heads, load_heads_config
+    from training.retrain import DEFAULT_RECIPE, Pointer
+
+    root, dataset = generated
+    settings = Settings(
+        data={"root": data_root, **DATA},
+        # resolves to the gemma_small checkpoint (the fixture's source and layers, its cache)
+        base_model={"source": str(gemma_base), "num_layers": 2, "cache_dir": gemma_small.parent},
+        retrain={"runs_dir": root / "heads-runs", "recipe": str(DEFAULT_RECIPE), "overrides": [*HEADS, f"max_questions={SMALL_BUDGET}"],
+                 "eval_limit": HEADS_EVAL, "tolerance": TOLERANCE, "swap": False},
+    )
+    fitted = fit_heads(load_heads_config(DEFAULT_RECIPE, HEADS), settings, dataset, root / "heads-promoted", base_dir=gemma_small)
+    promoted_model = Path(fitted["checkpoint"])
+    version = fitted["dataset"]["version"]
+    pointer_path = settings.retrain.pointer_path(settings.data)
+    pointer_path.parent.mkdir(parents=True)
+    pointer = Pointer(model=str(promoted_model), data_version=version, time="before").model_dump_json(indent=2)
+    pointer_path.write_text(pointer)
+
+    record = retrain(settings, dataset, force=True)  # no new triplets since the promoted version
+
+    assert record["decision"] == "rejected" and record["tolerance"] == TOLERANCE
+    new, old = record["candidate"], record["promoted_before"]
+    assert old["model"] == str(promoted_model) and new["model"] != old["model"]
+    trained = json.loads((Path(new["model"]) / "run.json").read_text())
+    assert trained["recipe"] == "heads" and trained["examples"]["questions"] == SMALL_BUDGET < fitted["examples"]["questions"]
+    scored = []
+    for side in (new, old):  # the figures as recorded, each from its model's SoAyEval report
+        report = json.loads(Path(side["eval"]).read_text())
+        assert report["score"] == side["score"] and report["meta"]["test_cases"] == HEADS_EVAL
+        assert side["eval"].endswith(f"eval-v{version:04d}-n{HEADS_EVAL}/eval.json")
+        scored.append([json.loads(line)["id"] for line in (Path(side["eval"]).parent / "predictions.jsonl").read_text().splitlines()])
+    assert scored[0] == scored[1]  # on the same pinned test cases
+    assert old["score"] - new["score"] > TOLERANCE, (new["score"], old["score"])
+    assert pointer_path.read_text() == pointer  # the promoted model stays promoted
+    assert json.loads((Path(record["run"]) / "attempt.json").read_text()) == record
 
 
 HOLD_LOCK = """
