@@ -30,12 +30,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def stop(proc: subprocess.Popen) -> None:
-    """Stop a service by its pid: SIGTERM, then SIGKILL if it lingers."""
+def stop(proc: subprocess.Popen, grace: float = 10.0) -> None:
+    """Stop a service by its pid: SIGTERM, then SIGKILL if it lingers past `grace` seconds (a
+    service that starts its own Ray needs longer: killed, it would leave its cluster behind)."""
     if proc.poll() is None:
         os.kill(proc.pid, signal.SIGTERM)
         try:
-            proc.wait(timeout=10)
+            proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)

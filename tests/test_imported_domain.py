@@ -92,7 +92,7 @@ def deployed(graphql_server: str, gemma_base: Path, gemma_small: Path, tmp_path_
             raise AssertionError(f"{exc}; soay serve printed:\n{log.read_text()[-3000:]}") from None
         yield url, root / "data" / DOMAIN, log
     finally:
-        stop(serve)
+        stop(serve, grace=180)  # its own shutdown stops the app and the Ray cluster it started
 
 
 def test_an_imported_graphql_api_is_generated_trained_served_and_answers(deployed, graphql_server: str) -> None:

@@ -29,8 +29,9 @@ DATA = {"corpus_size": TEST_CORPUS_SIZE, "seed": 7, "train_per_combination": 3, 
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory, aminer_db, data_root):
-    """(work dir, dataset): dataset version 1."""
+def generated(tmp_path_factory, aminer_db, data_root, local_ray):
+    """(work dir, dataset): dataset version 1. Generation runs on Ray: the module's own
+    (`local_ray`), which stops with the module, never one `generate` would start and leave up."""
     from training.generate import generate
 
     root = tmp_path_factory.mktemp("retrain")
