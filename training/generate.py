@@ -59,8 +59,7 @@ def sandbox_for(domain: Domain | str, db_path: Path, settings: SandboxSettings) 
     limits = settings.model_dump(exclude={"api_backend", "api_url", "pool_size"})  # pool_size is the executor's
     if domain.is_live:
         limits["wall_seconds"] = max(limits["wall_seconds"], LIVE_MIN_WALL_SECONDS)
-        return Sandbox(domain.env_factory, domain.environment_options(db_path), Limits(**limits))
-    if settings.api_backend == "http":
+    elif settings.api_backend == "http":
         return Sandbox(HTTP_ENV_FACTORY, {"base_url": settings.api_url, "domain": domain.name}, Limits(**limits))
     return Sandbox(domain.env_factory, domain.environment_options(db_path), Limits(**limits))
 
