@@ -51,6 +51,13 @@ class RetrieverDeployment:
         vector = await self._embed(mask_question(query))  # as the index's questions are
         return [hit.to_dict() for hit in self.index.search_vectors(vector, k, kind)[0]]
 
+    async def embed(self, text: str) -> list[float]:
+        """The model's vector of `text` as given (the caller masks it): what a heads planner reads
+        beside the base's features (soay/heads.py `sentence_encoder`)."""
+        if not isinstance(text, str) or not text.strip() or len(text) > MAX_QUERY_CHARS:
+            raise ValueError(f"text must be a non-empty string of at most {MAX_QUERY_CHARS} characters")
+        return (await self._embed(text)).tolist()
+
     def meta(self) -> dict[str, Any]:
         """What the replica serves: model, counts, dataset version (for health pages and run records)."""
         return {**self.index.meta, "counts": self.index.counts}

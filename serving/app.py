@@ -32,6 +32,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import numpy as np
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -64,7 +65,7 @@ from soay.domains import domain_for
 from soay.heads import HEADS_FILE, OUT_OF_SCOPE, Heads
 from soay.logs import Feedback, RequestLog
 from soay.outcomes import fuzzy_apis
-from soay.prompts import END, coder_prompt, planner_prompt, question_text, target
+from soay.prompts import CODER_STOP, coder_prompt, planner_prompt, question_text, target
 from soay.settings import ServeSettings, Settings
 from soay.tool_weights import load_tool_weights
 
@@ -129,6 +130,9 @@ class Ingress:
         self.logs = open_log_stream(settings.kafka, self.metrics.registry)
         model_path = settings.serve.model_path(settings.data)
         self.heads = Heads.load(model_path) if (model_path / HEADS_FILE).is_file() else None
+        if self.heads is not None and self.heads.sentence_encoder not in (None, settings.retriever.model):
+            raise ValueError(f"{model_path} was fitted with {self.heads.sentence_encoder}'s sentence vectors, but the retriever "
+                             f"serves {settings.retriever.model}: set retriever.model to it (and run `soay index`), or retrain")
         model_dir = str(model_path)
         self.model_versions = {settings.serve.planner_model: model_dir, settings.serve.coder_model: model_dir}
 
@@ -205,8 +209,7 @@ class Ingress:
         scores each retrieved candidate solution as a whole (as SoAyEval does). Either way it only
         ever answers with a solution of the library."""
         if self.heads is not None:
-            request = EmbeddingCompletionRequest(model=self.serve_settings.planner_model, input=[question_text(query, self.heads.vocabulary)])
-            features = embedding_vectors([r async for r in self.engines["plan"].options(stream=True).embeddings.remote(request, None)])
+            features = await self._features(question_text(query, self.heads.vocabulary))
             combination, _ = self.heads.plan(features)[0]
             if combination == OUT_OF_SCOPE:
                 return Plan("", combination, features)
@@ -216,6 +219,20 @@ class Ingress:
             return Plan(choices[0])
         scores = await self._likelihoods(self.planner, self.serve_settings.planner_model, planner_prompt(query), choices)
         return Plan(choose_solution(choices, scores))
+
+    async def _features(self, text: str) -> np.ndarray:
+        """The heads' features of a masked question: the base's (the planner engine's pooling runner),
+        followed by the retriever model's vector when the heads were fitted with one."""
+        request = EmbeddingCompletionRequest(model=self.serve_settings.planner_model, input=[text])
+
+        async def base() -> np.ndarray:
+            vectors = embedding_vectors([r async for r in self.engines["plan"].options(stream=True).embeddings.remote(request, None)])
+            return np.asarray(vectors, dtype=np.float32)
+
+        if self.heads.sentence_encoder is None:
+            return await base()
+        pooled, sentence = await asyncio.gather(base(), self.retriever.embed.remote(text))
+        return np.hstack([pooled, np.asarray([sentence], dtype=np.float32)])
 
     async def _code(self, query: str, plan: Plan, hits: list[dict[str, Any]], trace: RequestLog) -> str:
         """With a heads model: the verified program of the nearest training question of the chosen
@@ -278,7 +295,7 @@ class Ingress:
     async def _write(self, query: str, solution: str, exemplar: tuple[str, str] | None, temperature: float) -> str:
         text = await self._complete(
             self.coder, self.serve_settings.coder_model, coder_prompt(query, solution, exemplar), self.code_tokens,
-            temperature=temperature, stop=[END], skip_special_tokens=False,  # the mention markers are special tokens
+            temperature=temperature, stop=CODER_STOP, skip_special_tokens=False,  # the mention markers are special tokens
         )
         return finish_code(text, query, self.spec)
 

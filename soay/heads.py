@@ -54,6 +54,11 @@ class Heads:
     """Literal values questions write without capitals (research fields): masked as mentions too."""
     out_of_scope_threshold: float = 0.5
     """Probability of OUT_OF_SCOPE above which a question is refused (chosen on validation)."""
+    sentence_encoder: str | None = None
+    """The sentence-embedding model (the retriever's) whose vector of the masked question follows
+    the base's features; None: the base's features alone. Two encoders read a question better than
+    either: the base carries Chinese, the sentence model the sense of an English sentence
+    (benchmarks/REPORT-model.md)."""
 
     def standardize(self, features: np.ndarray) -> np.ndarray:
         return (np.atleast_2d(features) - self.mean) / self.scale
@@ -99,7 +104,8 @@ class Heads:
             directory / HEADS_FILE, mean=self.mean, scale=self.scale, weight=self.weight, bias=self.bias, exemplars=self.exemplars
         )
         labels = {"labels": self.labels, "exemplar_labels": self.exemplar_labels, "exemplar_programs": self.exemplar_programs,
-                  "vocabulary": sorted(self.vocabulary), "out_of_scope_threshold": self.out_of_scope_threshold}
+                  "vocabulary": sorted(self.vocabulary), "out_of_scope_threshold": self.out_of_scope_threshold,
+                  "sentence_encoder": self.sentence_encoder}
         (directory / LABELS_FILE).write_text(json.dumps(labels, ensure_ascii=False))
 
     @classmethod
@@ -111,5 +117,5 @@ class Heads:
         return cls(
             arrays["mean"], arrays["scale"], arrays["weight"], arrays["bias"], labels["labels"],
             arrays["exemplars"], labels["exemplar_labels"], labels["exemplar_programs"], frozenset(labels.get("vocabulary", [])),
-            labels.get("out_of_scope_threshold", 0.5),
+            labels.get("out_of_scope_threshold", 0.5), labels.get("sentence_encoder"),
         )

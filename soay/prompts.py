@@ -17,6 +17,11 @@ EXAMPLE = "<|example|>"
 CODE = "<|code|>"
 END = "<|end|>"
 SPECIAL_TOKENS = (QUERY, SOLUTION, EXAMPLE, CODE, END, *MARKERS)
+CODER_STOP = [END, QUERY, EXAMPLE, CODE]
+"""Where the coder's writing ends: its end marker, or a role marker that starts a new prompt
+rather than more program (a base never trained on END writes one of those instead, and would
+otherwise run on to its token limit). SOLUTION only ever follows QUERY; OpenAI's completions API
+takes at most four stop strings."""
 
 
 def question_text(query: str, vocabulary: frozenset[str] = frozenset()) -> str:

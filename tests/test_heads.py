@@ -61,6 +61,10 @@ def test_fit_and_evaluate_heads_on_the_base(gemma_small, tmp_path, aminer_env, a
     domain = get_domain("aminer")
     assert set(heads.labels) == {c.id for c in domain.combinations} | {OUT_OF_SCOPE}
     assert heads.vocabulary  # research fields, written in lower case
+    # the base's features and the retriever model's sentence vector, side by side
+    hidden = json.loads((gemma_small / "config.json").read_text())["hidden_size"]
+    assert heads.sentence_encoder == config.sentence_encoder == Settings().retriever.model
+    assert heads.mean.shape == (hidden + 384,)  # all-MiniLM-L6-v2's 384 dimensions
     report = run_eval(model, dataset, aminer_db, "aminer", tmp_path / "eval", out_of_scope=ROOT / "benchmarks" / "out_of_scope.yaml")
     assert report["meta"]["invalid_solutions"] == 0 and report["meta"]["test_cases"] == len(test)
     # even a 2-layer base answers the training phrasings' questions about unseen entities

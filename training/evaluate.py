@@ -27,7 +27,7 @@ from soay.domains import Domain, get_domain
 from soay.evaluation import Case, categorise, evaluate, markdown_table
 from soay.mentions import mask_question
 from soay.outcomes import fuzzy_apis
-from soay.prompts import END, coder_prompt, planner_prompt, target
+from soay.prompts import CODER_STOP, coder_prompt, planner_prompt, target
 from soay.settings import SandboxSettings
 from soay.splits import held_out
 from soay.tool_weights import ToolWeights, load_tool_weights
@@ -98,7 +98,7 @@ def predict(
             programs = [choose_program(cs, s) if cs else "" for cs, s in zip(candidates, scores)]
             return list(zip(planned, programs))
         # the mention markers are special tokens: keep them in the text, finish_code restores them
-        write = SamplingParams(temperature=0.0, max_tokens=code_max_tokens(max_model_len), stop=[END], skip_special_tokens=False)
+        write = SamplingParams(temperature=0.0, max_tokens=code_max_tokens(max_model_len), stop=CODER_STOP, skip_special_tokens=False)
         return list(zip(planned, [o.outputs[0].text for o in llm.generate(prompts, write, use_tqdm=False)]))
 
 
@@ -122,11 +122,12 @@ def predict_with_heads(model_dir: Path, queries: list[str], domain: Any, batch_s
     features of the question, the planner head's combination, the coder's nearest verified program
     of that combination (soay/heads.py), as the service runs them."""
     from soay.heads import OUT_OF_SCOPE, Heads
-    from training.fit_heads import BASE_LINK, encode, encoder
+    from training.fit_heads import BASE_LINK, encode, encoder, sentence_encoder
 
     heads = Heads.load(model_dir)
     with encoder(model_dir / BASE_LINK) as llm:
-        features = encode(llm, queries, batch_size, desc="eval: encode", vocabulary=heads.vocabulary)
+        features = encode(llm, queries, batch_size, desc="eval: encode", vocabulary=heads.vocabulary,
+                          sentences=sentence_encoder(heads.sentence_encoder))
     plans = [label for label, _ in heads.plan(features)]
     programs = heads.programs(features, plans)
     solutions = ["" if c == OUT_OF_SCOPE else str(domain.combinations.solution(domain.combinations.by_id[c])) for c in plans]
@@ -201,7 +202,7 @@ def run_eval(
     # phrasings seen in training vs held out of it: how much of the score is generalisation
     report["by_phrasing"] = {}
     for name, wanted in (("seen", False), ("held_out", True)):
-        picked = [i for i, t in enumerate(test) if _held_out_phrasing(t, domain) == wanted]
+        picked = [i for i, t in enumerate(test) if held_out_phrasing(t, domain) == wanted]
         if picked:
             part = evaluate([scored[i] for i in picked], set(domain.spec.api_names))
             report["by_phrasing"][name] = {
@@ -282,7 +283,7 @@ def _has_heads(model_dir: Path) -> bool:
     return (Path(model_dir) / HEADS_FILE).is_file()
 
 
-def _held_out_phrasing(t: Triplet, domain: Any) -> bool:
+def held_out_phrasing(t: Triplet, domain: Any) -> bool:
     """Whether the test case's phrasing never appears in training (template ids end in language/index)."""
     _, language, index = t.template_id.rsplit("/", 2)
     return held_out(domain.combinations.by_id[t.combination.id], language, int(index))

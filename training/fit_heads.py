@@ -53,6 +53,10 @@ class HeadsConfig(BaseModel):
     """The training budget: at most this many distinct training questions are encoded (taken evenly
     over the combinations). Fitting costs one pass of the base per question (about 15 per second on
     2 cores), so this bounds `soay demo`'s training time; null: all."""
+    sentence_encoder: str | None = "all-MiniLM-L6-v2"
+    """A sentence-embedding model (the retriever's) whose vector of the question is read beside the
+    base's features; null: the base alone. Serving takes it from the retriever, whose `model`
+    setting must then be the same."""
     max_iter: int = Field(2000, ge=10)
     max_model_len: int = Field(256, ge=32)
     batch_size: int = Field(64, ge=1)
@@ -96,23 +100,45 @@ def literal_vocabulary(triplets: list[Any]) -> frozenset[str]:
 
 
 def encode(
-    llm: Any, queries: list[str], batch_size: int = 64, desc: str = "encode", vocabulary: frozenset[str] = frozenset()
+    llm: Any, queries: list[str], batch_size: int = 64, desc: str = "encode", vocabulary: frozenset[str] = frozenset(),
+    sentences: Any | None = None,
 ) -> np.ndarray:
-    """Feature vectors of the questions (masked as the planner reads them), with a progress bar."""
+    """Feature vectors of the questions (masked as the planner reads them), with a progress bar:
+    the base's, followed by the sentence encoder's (a retriever Embedder) when one is given."""
     from tqdm import tqdm
 
-    out: list[list[float]] = []
+    out: list[np.ndarray] = []
     with tqdm(total=len(queries), desc=desc, unit="q", mininterval=2.0) as bar:
         for i in range(0, len(queries), batch_size):
             batch = [question_text(q, vocabulary) for q in queries[i : i + batch_size]]
-            out.extend(o.outputs.embedding for o in llm.embed(batch, use_tqdm=False))
+            base = np.asarray([o.outputs.embedding for o in llm.embed(batch, use_tqdm=False)], dtype=np.float32)
+            out.append(np.hstack([base, sentences.encode(batch)]) if sentences is not None else base)
             bar.update(len(batch))
-    return np.asarray(out, dtype=np.float32)
+    return np.vstack(out) if out else np.zeros((0, 0), dtype=np.float32)
 
 
-def out_of_scope_questions() -> list[str]:
+def sentence_encoder(name: str | None) -> Any | None:
+    """The retriever's embedding model by name (soay/heads.py `sentence_encoder`), or None."""
+    from retriever.embeddings import Embedder
+
+    return Embedder(name) if name else None
+
+
+def out_of_scope_split() -> tuple[list[str], list[str]]:
+    """The out-of-scope questions for training, and every VALIDATION_EVERY-th one, which tunes the
+    threshold instead."""
     data = yaml.safe_load(OUT_OF_SCOPE_FILE.read_text())
-    return [q for language in ("en", "zh") for q in data.get(language, [])]
+    questions = [q for language in ("en", "zh") for q in data.get(language, [])]
+    return [q for i, q in enumerate(questions) if i % VALIDATION_EVERY], [q for i, q in enumerate(questions) if not i % VALIDATION_EVERY]
+
+
+def distinct_questions(triplets: list[Any], vocabulary: frozenset[str], max_questions: int | None = None) -> list[Any]:
+    """One triplet per distinct masked question: entities differ, the wording is what is learnt.
+    Taken round-robin over combinations, so that a budget keeps every combination's share."""
+    first: dict[str, Any] = {}
+    for t in triplets:
+        first.setdefault(question_text(t.query, vocabulary), t)
+    return _round_robin(list(first.values()))[:max_questions]
 
 
 def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_dir: Path, base_dir: Path | None = None) -> dict[str, Any]:
@@ -126,24 +152,15 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
         raise ValueError(f"dataset at {dataset_root} has no training triplets")
     validation = list(iter_triplets(dataset_root, split="validation"))
     vocabulary = literal_vocabulary(triplets)
-    # one example per distinct masked question: entities differ, the wording is what is learnt
-    first: dict[str, Any] = {}
-    for t in triplets:
-        first.setdefault(question_text(t.query, vocabulary), t)
-    kept = _round_robin(list(first.values()))
-    if config.max_questions is not None:
-        kept = kept[: config.max_questions]  # round-robin order: every combination keeps its share
-    first = {question_text(t.query, vocabulary): t for t in kept}
-    questions = [t.query for t in first.values()]
-    labels = [t.combination.id for t in first.values()]
-    programs = [mask_code(t.code, t.query, vocabulary).strip() for t in first.values()]
-    refusals = out_of_scope_questions() if config.out_of_scope else []
-    # every VALIDATION_EVERY-th out-of-scope question tunes the threshold instead of training
-    refusals_train = [q for i, q in enumerate(refusals) if i % VALIDATION_EVERY]
-    refusals_val = [q for i, q in enumerate(refusals) if not i % VALIDATION_EVERY]
+    kept = distinct_questions(triplets, vocabulary, config.max_questions)
+    questions = [t.query for t in kept]
+    labels = [t.combination.id for t in kept]
+    programs = [mask_code(t.code, t.query, vocabulary).strip() for t in kept]
+    refusals_train, refusals_val = out_of_scope_split() if config.out_of_scope else ([], [])
     texts = questions + refusals_train + [t.query for t in validation] + refusals_val
     with encoder(base_dir, config.max_model_len) as llm:
-        features = encode(llm, texts, config.batch_size, desc="features", vocabulary=vocabulary)
+        features = encode(llm, texts, config.batch_size, desc="features", vocabulary=vocabulary,
+                          sentences=sentence_encoder(config.sentence_encoder))
     encoded_s = time.perf_counter() - started
     n_train = len(questions) + len(refusals_train)
     x, x_val = features[:n_train], features[n_train:]
@@ -159,6 +176,7 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
         tried.append((_validate(heads, x_val, y_val, config.max_false_refusals, languages), c, heads))
     (chosen, c, heads) = max(tried, key=lambda r: (r[0]["combination_accuracy"] or 0, r[0]["correct_refusals"] or 0))
     heads.out_of_scope_threshold = chosen["threshold"]
+    heads.sentence_encoder = config.sentence_encoder
     model_dir = Path(out_dir).resolve() / "model"
     heads.save(model_dir)
     link = model_dir / BASE_LINK

@@ -220,10 +220,12 @@ function showRecord(record) {
   if (record.code) highlight($("code"), record.code);
   else $("code").textContent = "# no program: nothing to run";
   $("request-id").textContent = `request ${record.request_id}`;
-  if (!record.ok) {
-    show($("exec-error"), `The generated code failed in the sandbox (${record.error_type || "error"}): ${record.error || "no detail"}`);
+  // The answer already says in words what went wrong; the sandbox's category is for operators, and
+  // only when the run failed: a name nobody carries (or several share) is an answer, not a failure.
+  if (!record.ok && record.kind === "answer") {
+    show($("exec-error"), `For operators: the program failed in the sandbox (${record.error_type || "error"}): ${record.error || "no detail"}`);
   }
-  renderResult($("result"), record.result, record.ok);
+  renderResult($("result"), record.result, record.ok ? "no result" : record.kind === "answer" ? "no result: the program failed" : "no result: see the answer above");
   showExplanation(record.explanation || []);
   showCandidates(record.candidates || []);
 }
@@ -252,10 +254,10 @@ function cell(value) {
   return typeof value === "object" ? JSON.stringify(value) : String(value);
 }
 
-function renderResult(container, result, ok) {
+function renderResult(container, result, nothing) {
   container.replaceChildren();
   if (result === null || result === undefined) {
-    container.append(el("span", { class: "muted" }, ok ? "no result" : "no result: the program failed"));
+    container.append(el("span", { class: "muted" }, nothing));
   } else if (Array.isArray(result) && result.length && result.every((r) => r && typeof r === "object" && !Array.isArray(r))) {
     const columns = [...new Set(result.flatMap((r) => Object.keys(r)))];
     const rows = result.slice(0, RESULT_ROWS).map((r) => el("tr", {}, columns.map((c) => el("td", {}, cell(r[c])))));
