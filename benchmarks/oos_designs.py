@@ -35,11 +35,11 @@ MARKER = re.compile(r"<\|[a-z]\d+\|>")
 OOS = "out_of_scope"
 SENTENCE_ENCODER = "all-MiniLM-L6-v2"
 ENTITY_QUESTIONS = 3
-"""Design J: questions per template of soay/intents/out_of_scope_entities.yaml."""
+"""Design J: questions per template of oos_entity_templates.yaml."""
 
 
 def threshold_for(p_in: np.ndarray, target: float) -> float:
-    """The lowest threshold (on a 0.01 grid of the score's range) refusing at most `target` of p_in."""
+    """The lowest threshold (on a 301-point grid over the score's range) refusing at most `target` of p_in."""
     grid = np.linspace(min(p_in.min(), 0.0), max(p_in.max(), 1.0) + 1e-6, 301)
     return float(next(t for t in grid if np.mean(p_in >= t) <= target))
 
@@ -104,7 +104,11 @@ def main() -> None:
         return lambda a: head.predict_proba(z(a))[:, list(head.classes_).index(OOS)]
 
     y_all = np.concatenate([y_in, [OOS] * len(x_oos)])
-    default = multinomial(x_all, y_all)
+    planner = logistic(z(x_all), y_all, args.C)  # design A's head, fitted once
+
+    def default(a: np.ndarray) -> np.ndarray:
+        return planner.predict_proba(z(a))[:, list(planner.classes_).index(OOS)]
+
     w_all = np.vstack([w_in, w_oos])
     w_mean, w_scale = w_all.mean(0), w_all.std(0) + 1e-6
     both = logistic((w_all - w_mean) / w_scale, y_all, args.C)
@@ -124,7 +128,6 @@ def main() -> None:
     from sklearn.neural_network import MLPClassifier
 
     binary = logistic(z(x_all), np.r_[np.zeros(len(x_in)), np.ones(len(x_oos))], 1.0, "balanced")
-    planner = logistic(z(x_all), y_all, args.C)
     in_scope_columns = [i for i, label in enumerate(planner.classes_) if label != OOS]
     network = MLPClassifier(hidden_layer_sizes=(256,), alpha=1.0, max_iter=500, random_state=0).fit(z(x_all), y_all)
     augmented = multinomial(np.vstack([x_in, x_wrapped, x_oos]), np.concatenate([y_in, y_in, [OOS] * len(x_oos)]))
