@@ -28,6 +28,7 @@ from fastapi.staticfiles import StaticFiles
 from prometheus_client import Gauge
 
 from serving.schemas import AskRequest
+from soay.clarifications import is_clarification
 from soay.combinations import INTENT_DIR, Combination
 from soay.dataset import iter_triplets
 from soay.domains import Domain
@@ -72,18 +73,22 @@ def example_question(combination: Combination, language: str, values: dict[str, 
 
 def scope_of(domain: Domain, dataset: Path) -> dict[str, dict[str, Any]]:
     """What the service answers, per language: a description and example questions, shown on the
-    page and in the refusal of an out-of-scope question (serving/answer.py). A packaged domain
-    has them hand-written (soay/intents/<domain>.scope.yaml); an imported one shows its spec's
-    description and, per hop count, a training question of its dataset: real names of the live
-    API, which the served model has learnt to answer (never a validation or test question)."""
+    page and in the refusal of an out-of-scope question (serving/answer.py). The description is
+    hand-written for a packaged domain (soay/intents/<domain>.scope.yaml), the spec's for an
+    imported one. The examples are, per hop count, a value question of the dataset's training
+    split: real names the served model has learnt to answer (never a validation or test question).
+    Invented names read well but the model refused them or the search found nobody."""
     path = INTENT_DIR / f"{domain.name}.scope.yaml"
-    if path.is_file():
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    written = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
     by_language: dict[str, dict[int, str]] = {}
     for t in iter_triplets(dataset, split="train"):
-        by_language.setdefault(t.language, {}).setdefault(t.hops, t.query)
+        if not is_clarification(t.answer):
+            by_language.setdefault(t.language, {}).setdefault(t.hops, t.query)
     description = " ".join(domain.spec.description.split())
-    return {language: {"description": description, "examples": [q for _, q in sorted(examples.items())]} for language, examples in sorted(by_language.items())}
+    return {
+        language: {"description": written.get(language, {}).get("description", description), "examples": [q for _, q in sorted(examples.items())]}
+        for language, examples in sorted(by_language.items())
+    }
 
 
 def page_examples(scope: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:

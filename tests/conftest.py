@@ -6,6 +6,7 @@ Each heavy service starts once per test session and is stopped by its pid at the
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -201,7 +202,7 @@ def log_broker():
 
 
 @pytest.fixture(scope="session")
-def served(tmp_path_factory, aminer_db, data_root, ray_session, log_broker, gemma_base):
+def served(tmp_path_factory, aminer_db, ray_session, log_broker, gemma_base):
     """(base URL, settings, test triplets) of the running application."""
     from ray import serve
 
@@ -211,8 +212,12 @@ def served(tmp_path_factory, aminer_db, data_root, ray_session, log_broker, gemm
     from training.generate import generate
 
     root = tmp_path_factory.mktemp("serving")
+    # the app's own data root, laid out as `soay serve` reads it: the session's corpus, and the dataset
+    # where the settings say (the page's example questions come from it)
+    (root / "aminer").mkdir()
+    shutil.copyfile(aminer_db, root / "aminer" / "corpus.sqlite")
     settings = Settings(
-        data={"root": data_root, "corpus_size": TEST_CORPUS_SIZE, "seed": 7, "train_per_combination": 16, "validation_per_combination": 4,
+        data={"root": root, "corpus_size": TEST_CORPUS_SIZE, "seed": 7, "train_per_combination": 16, "validation_per_combination": 4,
               "test_per_combination": 4, "unit_size": 8},
         ray={"workers": 1},
         retriever={"index_dir": root / "index", "device": "cpu"},
@@ -220,7 +225,7 @@ def served(tmp_path_factory, aminer_db, data_root, ray_session, log_broker, gemm
         kafka={"bootstrap_servers": log_broker[0].bootstrap, "buffer_records": LOG_BUFFER},
     )
     started = time.perf_counter()
-    dataset = generate(settings, out=root / "dataset", show_progress=False).dataset_path
+    dataset = generate(settings, show_progress=False).dataset_path
     fit_heads(load_heads_config(RECIPE), settings, dataset, root / "run", base_dir=gemma_base)
     build_index(settings, dataset, show_progress=False)
     prepared = time.perf_counter()

@@ -203,6 +203,19 @@ def test_out_of_scope_questions_are_told_what_can_be_asked_and_never_reach_the_c
     assert _metric(url, "soay_out_of_scope_total") >= 1  # per ingress replica; this one counted it
 
 
+def test_the_example_questions_offered_are_answered_not_refused(served):
+    """The page's examples and those a refusal suggests (serving/page.py scope_of) are questions the
+    served model answers: real names of the corpus, never refused, never a clarification."""
+    url, _, _ = served
+    examples = httpx.get(f"{url}/page.json", timeout=30).json()["examples"]
+    assert {e["language"] for e in examples} == {"en", "zh"}
+    for example in examples:
+        record = ask(url, example["question"]).json()
+        assert record["kind"] == "answer" and record["ok"] and record["result"] not in (None, []), record
+    refused = ask(url, "今天北京天气怎么样？").json()["answer"]
+    assert any(e["question"] in refused for e in examples if e["language"] == "zh")  # it suggests one of them
+
+
 def test_names_that_match_nobody_or_several_scholars_are_said_so_with_the_candidates(served, aminer_db):
     """The service, not only the answer stage: a name nobody carries is said to match nobody, a name
     several scholars carry lists them (for the client to ask again), an ordinary answer is one."""

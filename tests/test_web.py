@@ -141,7 +141,7 @@ def test_questions_in_english_and_chinese_are_answered_stage_by_stage_and_bad_fe
     example.click()
     assert page.input_value("#question") == example.inner_text()
     wait_until_answered(page)
-    assert_replied(page)
+    assert_answered(page)  # every stage ran: an example is never refused as out of scope
 
     ask_in_page(page, answered_right(url, test, "zh").query)
     request_id = assert_answered(page)
