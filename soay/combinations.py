@@ -93,6 +93,9 @@ class Combination(BaseModel):
     pick: dict[int, Pick] = Field(default_factory=dict)
     answer: Answer
     phrasings: dict[str, tuple[str, ...]]
+    informal: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    """Training-only phrasings the way people type (soay/intents/<domain>.informal.yaml): never
+    held out, so the evaluation splits are the same with or without them."""
 
     @cached_property
     def apis(self) -> tuple[str, ...]:
@@ -164,14 +167,26 @@ class CombinationSet:
 
 
 def load_combinations(spec: ApiSpec, library: SolutionLibrary, path: Path | None = None) -> CombinationSet:
-    """Load `soay/intents/<domain>.yaml` (or `path`) and validate it."""
+    """Load `soay/intents/<domain>.yaml` (or `path`) and validate it, with the informal
+    training phrasings of its `.informal.yaml` sidecar when there is one."""
     path = path or INTENT_DIR / f"{spec.domain}.yaml"
     if not path.is_file():
         raise FileNotFoundError(f"no intents file for domain {spec.domain!r} at {path}")
     raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     if raw.get("domain") != spec.domain:
         raise ValueError(f"{path} is for domain {raw.get('domain')!r}, not {spec.domain!r}")
-    return CombinationSet(spec, [Combination.model_validate(c) for c in raw["combinations"]], library)
+    informal = _load_informal(path.with_suffix(".informal.yaml"), {c["id"] for c in raw["combinations"]})
+    return CombinationSet(spec, [Combination.model_validate({**c, "informal": informal.get(c["id"], {})}) for c in raw["combinations"]], library)
+
+
+def _load_informal(path: Path, ids: set[str]) -> dict[str, dict[str, list[str]]]:
+    """{combination id: {language: [phrasing, ...]}} from an informal sidecar, or {} without one."""
+    if not path.is_file():
+        return {}
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if unknown := set(raw) - ids:
+        raise ValueError(f"{path}: no combination {', '.join(sorted(unknown))}")
+    return raw
 
 
 def _validate(c: Combination, spec: ApiSpec, library: SolutionLibrary) -> None:
@@ -196,7 +211,7 @@ def _validate(c: Combination, spec: ApiSpec, library: SolutionLibrary) -> None:
         if any(p != "first" for h, p in c.pick.items() if h > c.loop_hop):
             raise ValueError(f"{where}: hops after a loop take their first item")
     _validate_answer(c, spec, solution, where)
-    for lang, templates in c.phrasings.items():
+    for lang, templates in [*c.phrasings.items(), *c.informal.items()]:
         if lang not in LANGUAGES:
             raise ValueError(f"{where}: unsupported language {lang!r}")
         for t in templates:

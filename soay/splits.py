@@ -58,8 +58,8 @@ def phrasings_for(combination: Combination, split: str, extra: dict[str, list[st
     An evaluation split alternates its own held-out phrasings with the training ones (so half of
     its cases, and the first of even a small split, are worded as nothing in training), never
     uses the other evaluation split's; training uses all but the held-out
-    ones plus any extra (teacher) paraphrases, which are indexed after the written ones, with the
-    languages alternating as in evaluation.
+    ones plus the combination's informal phrasings and any extra (teacher) paraphrases, which are
+    indexed after the written ones, with the languages alternating as in evaluation.
     """
     if split in HELD_OUT_SPLITS:
         by_language = [[(lang, i, t) for i, t in enumerate(ts)] for lang, ts in combination.phrasings.items()]
@@ -73,8 +73,8 @@ def phrasings_for(combination: Combination, split: str, extra: dict[str, list[st
     by_language = []
     for language, templates in combination.phrasings.items():
         usable = [(language, i, t) for i, t in enumerate(templates) if not held_out(combination, language, i)]
-        if extra:
-            usable += [(language, len(templates) + j, t) for j, t in enumerate(extra.get(language, []))]
+        added = [*combination.informal.get(language, ()), *(extra or {}).get(language, [])]
+        usable += [(language, len(templates) + j, t) for j, t in enumerate(added)]
         by_language.append(usable)
     # languages alternate, so that any run of consecutive phrasings (a small work unit) has both
     return [p for group in zip_longest(*by_language) for p in group if p is not None]

@@ -110,6 +110,10 @@ def test_splits_do_not_overlap_and_hold_out_phrasings(generated):
         held = {c.template_id(lang, i) for lang, ts in c.phrasings.items() for i in range(len(ts)) if held_out(c, lang, i)}
         assert not held & train_templates, c.id
         assert held & test_templates[c.id], f"{c.id}: no held-out phrasing in test"
+    # the informal phrasings (aminer.informal.yaml) are learnt and never evaluated on
+    informal = {c.template_id(lang, len(c.phrasings[lang]) + j) for c in domain.combinations for lang, ts in c.informal.items() for j in range(len(ts))}
+    assert informal & train_templates
+    assert not informal & (validation_templates | test_all)
     assert {t.language for t in test} == {"en", "zh"}
     assert {t.hops for t in test} == {1, 2, 3}
 

@@ -25,6 +25,22 @@ def _heads(threshold: float) -> Heads:
     )
 
 
+def test_a_program_that_kept_its_own_entities_is_never_copied_to_another_question():
+    from types import SimpleNamespace
+
+    from training.fit_heads import reusable_programs
+
+    def triplet(combination: str, **inputs: str) -> SimpleNamespace:
+        return SimpleNamespace(combination=SimpleNamespace(id=combination), inputs=inputs)
+
+    kept = [triplet("a", name="Ada Li", organization="MIT"), triplet("a", name="Bo Wu", organization="ETH Zurich"),
+            triplet("b", publication_info="Deep Nets")]
+    programs = ["p = searchPerson(name='<|e1|>', organization='<|o1|>')",
+                "p = searchPerson(name='Bo Wu', organization='ETH Zurich')",  # "Bo Wu ETH Zurich" was one mention: unmasked
+                "p = searchPublication(publication_info='Deep Nets')"]  # the only program of b: kept
+    assert reusable_programs(kept, programs).tolist() == [True, False, True]
+
+
 def test_the_planner_refuses_only_above_its_threshold_and_the_coder_takes_the_nearest_program(tmp_path):
     far = np.array([[-0.3, -0.3]])  # out of scope with probability 0.95
     assert _heads(0.5).plan(far)[0][0] == OUT_OF_SCOPE

@@ -120,3 +120,22 @@ def test_bad_combinations_are_rejected_with_a_reason(tmp_path, spec, library, ch
 def test_good_combination_loads(tmp_path, spec, library):
     combos = load_combinations(spec, library, _write_intents(tmp_path, GOOD))
     assert combos.by_id["x"].kind == "lookup"
+
+
+@pytest.mark.parametrize(
+    "informal, message",
+    [({"y": {"en": ["mail {name} {organization}"]}}, "no combination y"),
+     ({"x": {"en": ["mail of {name} pls"]}}, "uses"),
+     ({"x": {"fr": ["courriel de {name} à {organization}"]}}, "unsupported language")],
+)
+def test_informal_phrasings_are_checked_like_the_written_ones(tmp_path, spec, library, informal, message):
+    (tmp_path / "aminer.informal.yaml").write_text(yaml.safe_dump(informal, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(ValueError, match=message):
+        load_combinations(spec, library, _write_intents(tmp_path, GOOD))
+
+
+def test_informal_phrasings_load_beside_the_written_ones(tmp_path, spec, library):
+    (tmp_path / "aminer.informal.yaml").write_text(yaml.safe_dump({"x": {"en": ["mail of {name} @ {organization} pls"]}}), encoding="utf-8")
+    combo = load_combinations(spec, library, _write_intents(tmp_path, GOOD)).by_id["x"]
+    assert combo.informal == {"en": ("mail of {name} @ {organization} pls",)}
+    assert combo.phrasings == {k: tuple(v) for k, v in GOOD["phrasings"].items()}

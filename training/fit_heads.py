@@ -8,6 +8,7 @@ The same encoder reads questions in evaluation and serving, so what is fitted is
 
 from __future__ import annotations
 
+import ast
 import json
 import time
 from collections.abc import Iterator
@@ -168,11 +169,13 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
     y_val = [t.combination.id for t in validation] + [OUT_OF_SCOPE] * len(refusals_val)
     languages = [t.language for t in validation] + [language_of(q) for q in refusals_val]
     mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
-    exemplars = (x[: len(questions)] - mean) / scale
+    clean = reusable_programs(kept, programs)
+    exemplars = (x[: len(questions)][clean] - mean) / scale
     exemplars /= np.linalg.norm(exemplars, axis=1, keepdims=True) + 1e-9
+    exemplar_labels, exemplar_programs = [labels[i] for i in np.flatnonzero(clean)], [programs[i] for i in np.flatnonzero(clean)]
     tried = []
     for c in config.C_grid or [config.C]:
-        heads = _fit(x, y, mean, scale, c, config.max_iter, exemplars, labels, programs, vocabulary)
+        heads = _fit(x, y, mean, scale, c, config.max_iter, exemplars, exemplar_labels, exemplar_programs, vocabulary)
         tried.append((_validate(heads, x_val, y_val, config.max_false_refusals, languages), c, heads))
     (chosen, c, heads) = max(tried, key=lambda r: (r[0]["combination_accuracy"] or 0, r[0]["correct_refusals"] or 0))
     heads.out_of_scope_threshold = chosen["threshold"]
@@ -189,7 +192,8 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
         "config": config.model_dump(mode="json"),
         "base": str(base_dir),
         "dataset": {"root": str(dataset_root), "version": manifest.version, "train_triplets": len(triplets)},
-        "examples": {"questions": len(questions), "out_of_scope": len(refusals_train), "classes": len(heads.labels), "vocabulary": len(vocabulary)},
+        "examples": {"questions": len(questions), "out_of_scope": len(refusals_train), "classes": len(heads.labels), "vocabulary": len(vocabulary),
+                     "exemplars": int(clean.sum())},
         "validation": {"chosen": {"C": c, **chosen}, "tried": [{"C": c, **v} for v, c, _ in tried],
                        "questions": len(validation), "out_of_scope": len(refusals_val)},
         "metrics": {"encode_seconds": round(encoded_s, 1), "questions_per_s": round(len(texts) / max(encoded_s, 1e-9), 1),
@@ -199,6 +203,25 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
     }
     (model_dir / "run.json").write_text(json.dumps(record, indent=2))
     return record
+
+
+def reusable_programs(triplets: list[Any], programs: list[str]) -> np.ndarray:
+    """Which masked programs may be copied for another question: those that kept none of their
+    own question's entities as a literal. A mention the masking missed (an unquoted title, a
+    name run into its organisation) would otherwise be copied into every nearby question's
+    program, answering about the wrong scholar. A combination with no clean program keeps all."""
+    clean = np.array([not _literals(p) & {v for v in t.inputs.values() if isinstance(v, str)} for t, p in zip(triplets, programs)], dtype=bool)
+    combinations = np.array([t.combination.id for t in triplets])
+    for c in set(combinations[~clean]) - set(combinations[clean]):
+        clean[combinations == c] = True
+    return clean
+
+
+def _literals(program: str) -> set[str]:
+    try:
+        return {n.value for n in ast.walk(ast.parse(program)) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    except SyntaxError:
+        return set()
 
 
 def _round_robin(triplets: list[Any]) -> list[Any]:
