@@ -77,12 +77,16 @@ def scope_of(domain: Domain, dataset: Path) -> dict[str, dict[str, Any]]:
     hand-written for a packaged domain (soay/intents/<domain>.scope.yaml), the spec's for an
     imported one. The examples are, per hop count, a value question of the dataset's training
     split: real names the served model has learnt to answer (never a validation or test question).
-    Invented names read well but the model refused them or the search found nobody."""
+    Invented names read well but the model refused them or the search found nobody. Only a
+    combination's first phrasing (its plainest, a whole sentence: keyword and informal wordings
+    read as search queries) with an answer that is not empty is offered: an example that answers
+    "nothing" teaches a newcomer nothing."""
     path = INTENT_DIR / f"{domain.name}.scope.yaml"
     written = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    plainest = {c.template_id(lang, 0) for c in domain.combinations for lang in c.phrasings}
     by_language: dict[str, dict[int, str]] = {}
     for t in iter_triplets(dataset, split="train"):
-        if not is_clarification(t.answer):
+        if t.template_id in plainest and t.answer not in (None, "", [], {}) and not is_clarification(t.answer):
             by_language.setdefault(t.language, {}).setdefault(t.hops, t.query)
     description = " ".join(domain.spec.description.split())
     return {
