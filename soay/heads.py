@@ -51,7 +51,8 @@ class Heads:
     exemplar_programs: list[str]
     """Masked verified program of each training question (mention markers for literals)."""
     vocabulary: frozenset[str] = frozenset()
-    """Literal values questions write without capitals (research fields): masked as mentions too."""
+    """Literal values of the training questions (soay/mentions.py split_vocabulary): lower-case
+    research fields, masked as mentions too, and organisation names, found exactly first."""
     out_of_scope_threshold: float = 0.5
     """Probability of OUT_OF_SCOPE above which a question is refused (chosen on validation)."""
     sentence_encoder: str | None = None

@@ -26,7 +26,7 @@ MARKERS = tuple(f"<|{family}{i}|>" for family in FAMILIES for i in range(1, MAX_
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|《([^》]+)》|「([^」]+)」")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORD = re.compile(r"[^\W_][\w.'’&+-]*")
-_LATIN_RUN = re.compile(r"[A-Za-z0-9À-ɏ][A-Za-z0-9À-ɏ .,'’&+-]*[A-Za-z0-9À-ɏ.]|[A-Za-z0-9À-ɏ]")
+_LATIN_RUN = re.compile(r"[A-Za-z0-9À-ɏ][A-Za-z0-9À-ɏ .,:'’&+-]*[A-Za-z0-9À-ɏ.]|[A-Za-z0-9À-ɏ]")
 # Words that join capitalised words into one organisation name ("University of X, Y") or into
 # a person's name ("Mohamed bin Zayed", "Ludwig van Beethoven").
 _ORG_HEADS = {
@@ -46,22 +46,61 @@ _NOT_NAMES = {
     "what's", "who's", "i'd", "i'm", "identify", "should", "summarise", "summarize", "take", "compare", "they", "enumerate",
     "under", "check", "describe", "introduce", "just", "since", "explain", "point", "merge", "go", "link", "beyond",
     "phd", "provide", "report", "display", "locate", "retrieve", "search", "quick", "hey", "so", "now", "then",
+    "hi", "hello", "i've", "i'll", "anyone", "anybody",
 }
 
 
-def find_mentions(question: str) -> list[str]:
-    """The question's mentions in order of appearance, each once, at most MAX_MENTIONS."""
-    quoted = _quoted(question)
-    found: list[tuple[int, str]] = [(start, text) for start, _, text in quoted]
-    taken = [(start, end) for start, end, _ in quoted]
-    rest = "".join(" " if any(a <= i < b for a, b in taken) else ch for i, ch in enumerate(question))
-    runs = _latin_runs(rest) if _CJK.search(question) else _capitalised_runs(rest)
+def find_mentions(question: str, organisations: frozenset[str] = frozenset()) -> list[str]:
+    """The question's mentions in order of appearance, each once, at most MAX_MENTIONS. Quoted
+    titles and the known `organisations` (written exactly) are taken first, so a name written
+    against an organisation ("Peking UniversityPengdong Ding", "Han Han Georgia Institute of
+    Technology advisor") is still a mention of its own."""
+    spans = _quoted(question)
+    blanked = _blank(question, spans)
+    spans += _known(blanked, organisations)
+    found: list[tuple[int, str]] = [(start, text) for start, _, text in spans]
+    rest = _blank(question, spans)
+    runs = _latin_runs(rest) if _CJK.search(question) else _unquoted_titles(rest, _capitalised_runs(rest))
     found += runs
     mentions: list[str] = []
     for _, text in sorted(found):
         if text and text not in mentions:
             mentions.append(text)
     return mentions[:MAX_MENTIONS]
+
+
+def _blank(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """`text` with the spans' characters replaced by spaces (offsets kept)."""
+    return "".join(" " if any(a <= i < b for a, b, _ in spans) else ch for i, ch in enumerate(text))
+
+
+def _known(text: str, organisations: frozenset[str]) -> list[tuple[int, int, str]]:
+    """(start, end, name) of each known organisation written in `text`, longest first. A name
+    may touch it without a space ("…UniversityPengdong", "CarterUniversity…"): a match is only
+    stopped by what would carry its word on, an upper-case letter or digit just before it or a
+    lower-case letter or digit just after it."""
+    if not organisations:
+        return []
+    return [(m.start(), m.end(), m.group(0)) for m in _organisation_pattern(organisations).finditer(text)]
+
+
+@lru_cache(maxsize=8)
+def _organisation_pattern(organisations: frozenset[str]) -> re.Pattern[str]:
+    names = "|".join(re.escape(o) for o in sorted(organisations, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Z0-9])(?:{names})(?![a-z0-9])")
+
+
+def split_vocabulary(vocabulary: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """(fields, organisations) of a literal vocabulary (training/fit_heads.py literal_vocabulary):
+    its lower-case terms are values mention detection does not see, matched whole and in any
+    case; its cased terms are organisation names, matched exactly before mention detection."""
+    fields = frozenset(t for t in vocabulary if t == t.lower())
+    return fields, vocabulary - fields
+
+
+def titles(question: str) -> list[str]:
+    """The quoted spans of the question (titles)."""
+    return [text for _, _, text in _quoted(question)]
 
 
 def _quoted(question: str) -> list[tuple[int, int, str]]:
@@ -116,16 +155,53 @@ def _capitalised_runs(text: str) -> list[tuple[int, str]]:
     return out
 
 
+# What may stand between two capitalised runs of one title ("X of the Y", "X: Y"), and the
+# capitalised openers ("On", "When", "Beyond") that belong to a title they stand right before.
+_TITLE_GAP = re.compile(r"(?::|\s+-)?\s+(?:(?:of|for|with|in|on|the|to|via|a|an|under|over|through|without)\s+){0,3}")
+_TITLE_OPENER = re.compile(r"(?:On|When|Beyond|Towards|Toward|Rethinking|Revisiting|Improving|Learning|Understanding)(?:\s+the)?\s+$")
+TITLE_WORDS = (6, 4)
+"""Words, and capitalised words, from which joined runs read as one unquoted title rather than a
+name and a place ("Paul Jones of Carnegie Mellon" stays two mentions)."""
+
+
+def _unquoted_titles(text: str, runs: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """`runs` with consecutive runs that read as one unquoted paper title merged: separated only
+    by a colon or title-case function words, long enough (TITLE_WORDS), and no
+    organisation head (which "Jun Wu of Tsinghua University" has). Capitalised runs alone cut
+    "Revisiting the Expressive Power of Contrastive Graph Embedding" into three mentions, and the
+    coder searched for the first piece."""
+    out: list[tuple[int, str]] = []
+    i = 0
+    while i < len(runs):
+        j = i
+        while j + 1 < len(runs) and _TITLE_GAP.fullmatch(text[runs[j][0] + len(runs[j][1]) : runs[j + 1][0]]):
+            j += 1
+        start, end = runs[i][0], runs[j][0] + len(runs[j][1])
+        opener = _TITLE_OPENER.search(text[:start])
+        if opener and (opener.start() == 0 or not text[opener.start() - 1].isalnum()):
+            start = opener.start()
+        span = text[start:end]
+        words = _WORD.findall(span)
+        long_enough = len(words) >= TITLE_WORDS[0] and sum(map(_capitalised, words)) >= TITLE_WORDS[1]
+        if j > i and long_enough and not {w.lower() for w in words} & _ORG_HEADS:
+            out.append((start, span))
+        else:
+            out.extend(runs[i : j + 1])
+        i = j + 1
+    return out
+
+
 def _capitalised(word: str) -> bool:
     return word[:1].isupper() or (word[:1].isdigit() and any(c.isalpha() for c in word))
 
 
 def mention_markers(question: str, vocabulary: frozenset[str] = frozenset()) -> dict[str, str]:
-    """Each mention of the question (and each `vocabulary` term it contains, matched whole and
-    case-insensitively) with its typed marker, numbered per family in order of appearance."""
-    mentions = [(question.find(m), m) for m in find_mentions(question)]
-    if vocabulary:
-        for m in _vocabulary_pattern(vocabulary).finditer(question.casefold()):
+    """Each mention of the question (and each lower-case `vocabulary` term it contains, matched
+    whole and case-insensitively) with its typed marker, numbered per family in order of appearance."""
+    fields, organisations = split_vocabulary(vocabulary)
+    mentions = [(question.find(m), m) for m in find_mentions(question, organisations)]
+    if fields:
+        for m in _vocabulary_pattern(fields).finditer(question.casefold()):
             if not any(a <= m.start() < a + len(t) or m.start() <= a < m.end() for a, t in mentions):
                 mentions.append((m.start(), question[m.start() : m.end()]))
     quoted = {text for _, _, text in _quoted(question)}
@@ -133,7 +209,7 @@ def mention_markers(question: str, vocabulary: frozenset[str] = frozenset()) -> 
     markers: dict[str, str] = {}
     for _, text in sorted(mentions):
         # a quoted mention is a title, even one with "Systems" or "AI" in it
-        family = "v" if text.casefold() in vocabulary else "o" if text not in quoted and _names_organisation(text) else "e"
+        family = "v" if text.casefold() in fields else "o" if text not in quoted and names_organisation(text) else "e"
         if text in markers or counts[family] >= MAX_MENTIONS:
             continue
         counts[family] += 1
@@ -155,7 +231,7 @@ _ORG_WORDS = _ORG_HEADS | {
 """Words that make a mention an organisation's name (beyond the heads that join runs)."""
 
 
-def _names_organisation(text: str) -> bool:
+def names_organisation(text: str) -> bool:
     words = re.findall(r"[^\W\d_]+", text)
     acronym = len(words) == 1 and len(words[0]) >= 3 and words[0].isupper()  # CNRS, KAIST
     return acronym or any(w.lower() in _ORG_WORDS for w in words)

@@ -23,6 +23,12 @@ from soay.mentions import MARKERS, find_mentions, mask_code, mask_question, unma
         ("研究data mining的Matthew O. Jones合作最多的学者写了多少篇论文？", ["data mining", "Matthew O. Jones"]),
         ("《Causal Transformers for Medical QA》的作者中谁研究computational biology？", ["Causal Transformers for Medical QA", "computational biology"]),
         ("how many papers are there?", []),
+        # unquoted titles are one mention, not three; a name and a place stay two
+        ("what year did Towards Sparse Attention for Long Documents in Legal Texts come out", ["Towards Sparse Attention for Long Documents in Legal Texts"]),
+        ("need the venue of GraphMix: Robust Node Classification under Label Noise for my bib", ["GraphMix: Robust Node Classification under Label Noise"]),
+        ("GraphMix: Robust Node Classification under Label Noise这篇发在哪？", ["GraphMix: Robust Node Classification under Label Noise"]),
+        ("Who are the coauthors of Paul Jones of Carnegie Mellon?", ["Paul Jones", "Carnegie Mellon"]),
+        ("Hi, I've a question on Mary Ann Smith and Bo Li", ["Mary Ann Smith", "Bo Li"]),
     ],
 )
 def test_mentions_in_english_and_chinese(question, mentions):
@@ -76,3 +82,28 @@ def test_an_argument_the_question_gives_no_value_for_is_left_out():
     assert restored == "p = searchPerson(name='Yang Wang')\nq = f(name='Yang Wang')\nr = g()"
     assert unmask_code(program, "Who are the coauthors of Yang Wang at Tsinghua University?").startswith(
         "p = searchPerson(name='Yang Wang', organization='Tsinghua University')")
+
+
+@pytest.mark.parametrize(
+    ("question", "masked"),
+    [
+        ("Peking UniversityPengdong Ding的E-mail是多少？", "<|o1|><|e1|>的<|e2|>是多少？"),
+        ("University of CambridgeRobert V. Carter的导师是谁？", "<|o1|><|e1|>的导师是谁？"),
+        ("Han Han Georgia Institute of Technology advisor", "<|e1|> <|o1|> advisor"),
+        ("Who supervised Robert V. CarterUniversity of Cambridge?", "Who supervised <|e1|><|o1|>?"),
+        # an organisation nobody trained on is found as before
+        ("Who supervised Robert V. Carter of Tsinghua University?", "Who supervised <|e1|> of <|o1|>?"),
+    ],
+)
+def test_a_known_organisation_is_split_from_a_name_written_against_it(question, masked):
+    """The cased terms of the literal vocabulary are organisations of the training questions,
+    matched exactly before mention detection: without them each of the first four is misread
+    (one long mention, or an organisation cut in two)."""
+    vocabulary = frozenset({"Peking University", "University of Cambridge", "Georgia Institute of Technology", "data mining"})
+    organisations = vocabulary - {"data mining"}
+    known = any(o in question for o in organisations)
+    assert (find_mentions(question) != find_mentions(question, organisations)) == known
+    assert mask_question(question, vocabulary) == masked
+    code = "p = searchPerson(name=<|e1|>, organization=<|o1|>)"
+    restored = unmask_code(code, question, vocabulary)
+    assert "<|" not in restored and "organization='" in restored

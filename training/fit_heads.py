@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from soay.dataset import iter_triplets, load_manifest
 from soay.heads import OUT_OF_SCOPE, Heads
-from soay.mentions import find_mentions, mask_code
+from soay.mentions import find_mentions, mask_code, names_organisation, titles
 from soay.prompts import question_text
 from retriever.documents import language_of
 from soay.settings import Settings
@@ -93,12 +93,14 @@ def encoder(base_dir: Path, max_model_len: int = 256) -> Iterator[Any]:
 
 
 def literal_vocabulary(triplets: list[Any]) -> frozenset[str]:
-    """Input values the questions write that mention detection does not see (lower-case research
-    fields, say): masked like mentions, so a program never carries another question's field."""
-    return frozenset(
-        v for t in triplets for v in t.inputs.values()
-        if isinstance(v, str) and v and v == v.lower() and v not in find_mentions(t.query) and v in t.query.casefold()
-    )
+    """Input values of the training questions that mention detection alone gets wrong, masked
+    like mentions so that a program never carries another question's value (soay/mentions.py
+    split_vocabulary): lower-case research fields, which it does not see, and organisation names,
+    which it runs into a name written against them ("Peking UniversityPengdong Ding")."""
+    values = [(v, t.query) for t in triplets for v in t.inputs.values() if isinstance(v, str) and v]
+    fields = {v for v, q in values if v == v.lower() and v in q.casefold() and v not in find_mentions(q)}
+    organisations = {v for v, q in values if v != v.lower() and v in q and names_organisation(v) and v not in titles(q)}
+    return frozenset(fields | organisations)
 
 
 def encode(
