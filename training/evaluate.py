@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 from soay.agent import (
     candidate_programs, candidate_solutions, choose_program, choose_solution, code_max_tokens, continuation_logprobs, exemplar_for, finish_code,
@@ -56,17 +57,23 @@ class Exemplars:
 
 @contextmanager
 def offline_llm(model_dir: Path, **engine_args: Any) -> Iterator[Any]:
-    """vLLM's offline engine on the checkpoint, its EngineCore process stopped on leaving.
+    """vLLM's offline engine on the checkpoint, its engine core stopped on leaving.
 
-    Left to the garbage collector, the engine process lives until interpreter exit, and tearing it
-    down there races the teardown of everything else in the process (Ray's workers, torch threads).
+    Left to the garbage collector, the engine lives until interpreter exit, and tearing it down
+    there races the teardown of everything else in the process (Ray's workers, torch threads).
     """
     from vllm import LLM
 
     # On the CPU build "gpu_memory_utilization" is the share of host memory vLLM reserves; a
     # small model needs little, and the sandbox and Ray share the machine.
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    llm = LLM(model=str(model_dir), dtype="float32", enforce_eager=True, seed=0, gpu_memory_utilization=0.3, **engine_args)
+    # The engine core in this process: a separate one re-imports torch and vLLM before it loads
+    # anything, 30 s to start the 2-layer test model on 2 cores against 9 s in-process, same
+    # features. vLLM reads the switch when it builds the engine, so it is set for that moment only:
+    # a Ray cluster or `vllm serve` started later from this process would inherit it, and their
+    # async engines need the separate process.
+    with patch.dict(os.environ, {"VLLM_ENABLE_V1_MULTIPROCESSING": "0"}):
+        llm = LLM(model=str(model_dir), dtype="float32", enforce_eager=True, seed=0, gpu_memory_utilization=0.3, **engine_args)
     try:
         yield llm
     finally:
