@@ -55,11 +55,11 @@ def find_mentions(question: str, organisations: frozenset[str] = frozenset()) ->
     titles and the known `organisations` (written exactly) are taken first, so a name written
     against an organisation ("Peking UniversityPengdong Ding", "Han Han Georgia Institute of
     Technology advisor") is still a mention of its own."""
-    spans = _quoted(question)
-    blanked = _blank(question, spans)
-    spans += _known(blanked, organisations)
-    found: list[tuple[int, str]] = [(start, text) for start, _, text in spans]
-    rest = _blank(question, spans)
+    quoted = _quoted(question)
+    blanked = _blank(question, quoted)
+    known = _known(blanked, organisations)
+    found: list[tuple[int, str]] = [(start, text) for start, _, text in quoted + known]
+    rest = _blank(blanked, known)
     runs = _latin_runs(rest) if _CJK.search(question) else _unquoted_titles(rest, _capitalised_runs(rest))
     found += runs
     mentions: list[str] = []
@@ -90,10 +90,12 @@ def _organisation_pattern(organisations: frozenset[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Z0-9])(?:{names})(?![a-z0-9])")
 
 
+@lru_cache(maxsize=8)
 def split_vocabulary(vocabulary: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
     """(fields, organisations) of a literal vocabulary (training/fit_heads.py literal_vocabulary):
     its lower-case terms are values mention detection does not see, matched whole and in any
-    case; its cased terms are organisation names, matched exactly before mention detection."""
+    case; its cased terms are organisation names, matched exactly before mention detection.
+    Cached: every question a served model masks and unmasks splits the same vocabulary."""
     fields = frozenset(t for t in vocabulary if t == t.lower())
     return fields, vocabulary - fields
 

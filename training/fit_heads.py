@@ -274,11 +274,11 @@ def out_of_scope_threshold(in_scope: np.ndarray, out_of_scope: np.ndarray, max_f
 
 def _validate(heads: Heads, x: np.ndarray, y: list[str], max_false_refusals: float, languages: list[str]) -> dict[str, Any]:
     """The head on the validation split: its out-of-scope threshold (out_of_scope_threshold) and
-    the accuracies it gives (per language,
-    beside retrieval alone: the nearest training question's combination by the same features)."""
+    the accuracies it gives (per language, beside retrieval alone: the nearest training question's
+    combination by the same features)."""
     in_scope = np.array([label != OUT_OF_SCOPE for label in y])
     oos_probability = heads.out_of_scope_probability(x) if OUT_OF_SCOPE in heads.labels else np.zeros(len(y))
-    if in_scope.any():  # nothing to tune on: keep the default
+    if in_scope.any():  # without in-scope questions there is nothing to tune: the default stays
         heads.out_of_scope_threshold = out_of_scope_threshold(oos_probability[in_scope], oos_probability[~in_scope], max_false_refusals)
     threshold = heads.out_of_scope_threshold
     predicted = np.array([label for label, _ in heads.plan(x)])
