@@ -129,12 +129,12 @@ def predict_with_heads(model_dir: Path, queries: list[str], domain: Any, batch_s
     features of the question, the planner head's combination, the coder's nearest verified program
     of that combination (soay/heads.py), as the service runs them."""
     from soay.heads import OUT_OF_SCOPE, Heads
-    from training.fit_heads import BASE_LINK, encode, encoder, sentence_encoder
+    from training.fit_heads import BASE_LINK, encode, encoder, sentence_encoders
 
     heads = Heads.load(model_dir)
     with encoder(model_dir / BASE_LINK) as llm:
         features = encode(llm, queries, batch_size, desc="eval: encode", vocabulary=heads.vocabulary,
-                          sentences=sentence_encoder(heads.sentence_encoder))
+                          sentences=sentence_encoders(heads.sentence_encoder, heads.tuned_encoder_path(Path(model_dir))))
     plans = [label for label, _ in heads.plan(features)]
     programs = heads.programs(features, plans)
     solutions = ["" if c == OUT_OF_SCOPE else str(domain.combinations.solution(domain.combinations.by_id[c])) for c in plans]
@@ -229,7 +229,7 @@ def run_eval(
         o = report["out_of_scope"]
         markdown = (f"Out of scope: {o['correct_refusals']['all']} % of {o['questions']} held-out out-of-scope questions refused "
                     f"(en {o['correct_refusals']['en']} %, zh {o['correct_refusals']['zh']} %); in-scope questions refused wrongly: "
-                    f"test {o['false_refusals']['test']} %, paraphrases {o['false_refusals']['paraphrases']} %.\n\n") + markdown
+                    f"{split} {o['false_refusals']['test']} %, paraphrases {o['false_refusals']['paraphrases']} %.\n\n") + markdown
     markdown = headline_markdown(report["headline"]) + "\n" + markdown + "\nBy phrasing: " + "; ".join(
         f"{k}: n {v['n']}, ACC {v['ACC']}, Score {v['score']}, planner {v['planner_accuracy']}%" for k, v in report["by_phrasing"].items()
     ) + "\n"
