@@ -26,7 +26,7 @@ from soay.dataset import iter_triplets
 from soay.domains import get_domain
 from soay.prompts import question_text
 from training.evaluate import held_out_phrasing
-from training.fit_heads import distinct_questions, encode, encoder, literal_vocabulary, out_of_scope_split, sentence_encoders
+from training.fit_heads import distinct_questions, encode, encoder, literal_vocabulary, out_of_scope_split, sentence_encoder
 
 ROOT = Path(__file__).resolve().parents[1]
 WRAPPERS = ROOT / "benchmarks" / "oos_wrappers.yaml"
@@ -80,13 +80,13 @@ def main() -> None:
     wrapped = [rng.choice(wrappers[t.language]["before"]) + t.query + rng.choice(wrappers[t.language]["after"]) for t in kept]
     named_train, named_val = entity_questions(triplets, rng)
     texts = [t.query for t in kept] + oos_train + [t.query for t in validation] + oos_val + wrapped + named_train + named_val
-    sentences = sentence_encoders(SENTENCE_ENCODER)
+    sentences = sentence_encoder(SENTENCE_ENCODER)
     with encoder((args.model / "base").resolve()) as llm:
         wide = encode(llm, texts, desc="features", vocabulary=vocabulary, sentences=sentences)
     cuts = np.cumsum([len(kept), len(oos_train), len(validation), len(oos_val), len(wrapped), len(named_train)])
     w_in, w_oos, w_val, w_oos_val, _, _, w_named_val = np.split(wide, cuts)
     # designs A-J read the base's features alone, K both encoders' (the default recipe's)
-    x_in, x_oos, x_val, x_oos_val, x_wrapped, x_named, x_named_val = np.split(wide[:, : wide.shape[1] - sentences[0].dim], cuts)
+    x_in, x_oos, x_val, x_oos_val, x_wrapped, x_named, x_named_val = np.split(wide[:, : wide.shape[1] - sentences.dim], cuts)
     y_in = np.array([t.combination.id for t in kept])
     unseen = np.array([held_out_phrasing(t, domain) for t in validation])
     x_all = np.vstack([x_in, x_oos])

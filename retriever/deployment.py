@@ -17,7 +17,6 @@ from ray import serve
 from ray.serve.deployment import Application
 
 from retriever.documents import KINDS
-from retriever.embeddings import Embedder
 from retriever.index import RetrieverIndex
 from soay.mentions import mask_question
 from soay.settings import Settings
@@ -31,15 +30,9 @@ MAX_QUERY_CHARS = 4000
 class RetrieverDeployment:
     """Loads an index directory written by `soay index` and answers nearest-neighbour searches."""
 
-    def __init__(self, index_dir: str, device: str = "auto", nprobe: int = 16, tuned_encoder: str | None = None) -> None:
-        """`tuned_encoder`: the served heads model's tuned sentence encoder (training/tune_encoder.py),
-        loaded now rather than on the first question that names it."""
+    def __init__(self, index_dir: str, device: str = "auto", nprobe: int = 16) -> None:
         self.index = RetrieverIndex.load(Path(index_dir), device, nprobe)
         self.index.embedder.encode(["warm up"])  # load the model now, not on the first request
-        self.device = device
-        self.tuned: dict[str, Embedder] = {}
-        if tuned_encoder:
-            self._tuned(tuned_encoder)
         self.model_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
 
     async def search(self, query: str, k: int = 5, kind: str | None = "exemplar") -> list[dict[str, Any]]:
@@ -58,14 +51,12 @@ class RetrieverDeployment:
         vector = await self._embed(mask_question(query))  # as the index's questions are
         return [hit.to_dict() for hit in self.index.search_vectors(vector, k, kind)[0]]
 
-    async def embed(self, text: str, tuned_encoder: str | None = None) -> list[float]:
-        """The sentence vectors of `text` as given (the caller masks it) that a heads planner reads
-        beside the base's features (soay/heads.py): the index model's, then that of the heads'
-        tuned encoder when the caller names one. The caller names it with each request, so that
-        while a rollout swaps models every ingress replica gets its own heads' vectors."""
+    async def embed(self, text: str) -> list[float]:
+        """The model's vector of `text` as given (the caller masks it): what a heads planner reads
+        beside the base's features (soay/heads.py `sentence_encoder`)."""
         if not isinstance(text, str) or not text.strip() or len(text) > MAX_QUERY_CHARS:
             raise ValueError(f"text must be a non-empty string of at most {MAX_QUERY_CHARS} characters")
-        return (await self._embed_heads((text, tuned_encoder))).tolist()
+        return (await self._embed(text)).tolist()
 
     def meta(self) -> dict[str, Any]:
         """What the replica serves: model, counts, dataset version (for health pages and run records)."""
@@ -73,31 +64,14 @@ class RetrieverDeployment:
 
     @serve.batch(max_batch_size=32, batch_wait_timeout_s=0.002)
     async def _embed(self, queries: list[str]) -> list[np.ndarray]:
-        return list(await asyncio.get_running_loop().run_in_executor(self.model_thread, self.index.embedder.encode, queries))
-
-    @serve.batch(max_batch_size=32, batch_wait_timeout_s=0.002)
-    async def _embed_heads(self, requests: list[tuple[str, str | None]]) -> list[np.ndarray]:
-        def encode() -> list[np.ndarray]:
-            vectors = list(self.index.embedder.encode([text for text, _ in requests]))
-            for path in {p for _, p in requests if p}:
-                rows = [i for i, (_, p) in enumerate(requests) if p == path]
-                for i, tuned in zip(rows, self._tuned(path).encode([requests[i][0] for i in rows])):
-                    vectors[i] = np.concatenate([vectors[i], tuned])
-            return vectors
-
-        return await asyncio.get_running_loop().run_in_executor(self.model_thread, encode)
-
-    def _tuned(self, path: str) -> Embedder:
-        """A tuned encoder by its directory, loaded once (a rollout briefly serves two)."""
-        if path not in self.tuned:
-            self.tuned[path] = Embedder(path, self.device)
-            self.tuned[path].encode(["warm up"])
-        return self.tuned[path]
+        vectors = await asyncio.get_running_loop().run_in_executor(
+            self.model_thread, self.index.embedder.encode, queries
+        )
+        return list(vectors)
 
 
-def retriever_app(settings: Settings, tuned_encoder: str | None = None) -> Application:
-    """The deployment bound to the configured index directory, device and search breadth, and to
-    the heads' tuned sentence encoder when the served model has one."""
+def retriever_app(settings: Settings) -> Application:
+    """The deployment bound to the configured index directory, device and search breadth."""
     r = settings.retriever
     options = settings.serve.rollout_options()  # a model swap drops no request (serving/rollout.py)
-    return RetrieverDeployment.options(**options).bind(str(r.index_path(settings.data)), r.device, r.nprobe, tuned_encoder)
+    return RetrieverDeployment.options(**options).bind(str(r.index_path(settings.data)), r.device, r.nprobe)

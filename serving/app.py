@@ -26,10 +26,10 @@ Backpressure: each replica works on `max_ongoing_requests` at once and the proxy
 
 import asyncio
 import hmac
+from dataclasses import dataclass
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -133,8 +133,6 @@ class Ingress:
         if self.heads is not None and self.heads.sentence_encoder not in (None, settings.retriever.model):
             raise ValueError(f"{model_path} was fitted with {self.heads.sentence_encoder}'s sentence vectors, but the retriever "
                              f"serves {settings.retriever.model}: set retriever.model to it (and run `soay index`), or retrain")
-        tuned = self.heads.tuned_encoder_path(model_path) if self.heads is not None else None
-        self.tuned_encoder = str(tuned.resolve()) if tuned is not None else None  # the retriever's key for it
         model_dir = str(model_path)
         self.model_versions = {settings.serve.planner_model: model_dir, settings.serve.coder_model: model_dir}
 
@@ -224,8 +222,7 @@ class Ingress:
 
     async def _features(self, text: str) -> np.ndarray:
         """The heads' features of a masked question: the base's (the planner engine's pooling runner),
-        followed by the retriever's sentence vectors when the heads were fitted with them (its
-        model's, then the heads' tuned encoder's, which the retriever deployment loads)."""
+        followed by the retriever model's vector when the heads were fitted with one."""
         request = EmbeddingCompletionRequest(model=self.serve_settings.planner_model, input=[text])
 
         async def base() -> np.ndarray:
@@ -234,7 +231,7 @@ class Ingress:
 
         if self.heads.sentence_encoder is None:
             return await base()
-        pooled, sentence = await asyncio.gather(base(), self.retriever.embed.remote(text, self.tuned_encoder))
+        pooled, sentence = await asyncio.gather(base(), self.retriever.embed.remote(text))
         return np.hstack([pooled, np.asarray([sentence], dtype=np.float32)])
 
     async def _code(self, query: str, plan: Plan, hits: list[dict[str, Any]], trace: RequestLog) -> str:
@@ -482,14 +479,6 @@ def stage_options(settings: ServeSettings) -> dict[str, Any]:
     }
 
 
-def tuned_question_encoder(settings: Settings) -> str | None:
-    """The served heads model's tuned sentence encoder (a directory beside its heads), which the
-    retriever deployment loads for `embed`; None when the model has none."""
-    model_path = settings.serve.model_path(settings.data)
-    path = Heads.load(model_path).tuned_encoder_path(model_path) if (model_path / HEADS_FILE).is_file() else None
-    return str(path.resolve()) if path is not None else None
-
-
 def build_app(settings: Settings) -> Application:
     """The whole application, composed from the settings: what runs, how many, on what."""
     serve_settings = settings.serve
@@ -497,7 +486,7 @@ def build_app(settings: Settings) -> Application:
     options = stage_options(serve_settings)
     return Ingress.options(**options, max_queued_requests=serve_settings.max_queued_requests).bind(
         settings,
-        retriever_app(settings, tuned_question_encoder(settings)),
+        retriever_app(settings),
         engines["planner"],
         engines["coder"],
         Executor.options(**options).bind(settings),

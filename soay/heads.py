@@ -61,19 +61,6 @@ class Heads:
     either: the base carries Chinese, the sentence model the sense of an English sentence
     (benchmarks/REPORT-model.md)."""
 
-    tuned_encoder: str | None = None
-    """The model directory's tuned copy of the sentence encoder (training/tune_encoder.py), whose
-    vector follows the retriever model's; None: not tuned. Tuning pulls a combination's wordings
-    together, which the planner wants: its head reads the tuned vector in place of the retriever
-    model's (zero weights there). The coder, which must still tell "{name} at {organization}"
-    from "{name}, the {interest} researcher" (their programs differ), reads the base's and the
-    retriever model's (`exemplar_features`)."""
-    exemplar_features: int | None = None
-    """How many leading features the coder compares questions by; None: all."""
-
-    def tuned_encoder_path(self, model_dir: Path) -> Path | None:
-        return model_dir / self.tuned_encoder if self.tuned_encoder else None
-
     def standardize(self, features: np.ndarray) -> np.ndarray:
         return (np.atleast_2d(features) - self.mean) / self.scale
 
@@ -98,16 +85,12 @@ class Heads:
         best = probs.argmax(axis=1)
         return [(self.labels[i], float(min(probs[row, i], 1.0))) for row, i in enumerate(best)]
 
-    def exemplar_view(self, features: np.ndarray) -> np.ndarray:
-        """The features the coder compares questions by: standardized, the leading
-        `exemplar_features` of them, at unit length (the stored exemplars are read the same way)."""
-        z = self.standardize(features)[:, : self.exemplar_features]
-        return z / (np.linalg.norm(z, axis=1, keepdims=True) + 1e-9)
-
     def programs(self, features: np.ndarray, combinations: list[str], k: int = 1) -> list[list[str]]:
         """Per question, the masked programs of the `k` nearest training questions of its chosen
         combination, nearest first (empty when the combination has no training question)."""
-        sims = self.exemplar_view(features) @ self.exemplars.T
+        z = self.standardize(features)
+        z /= np.linalg.norm(z, axis=1, keepdims=True) + 1e-9
+        sims = z @ self.exemplars.T
         labels = np.array(self.exemplar_labels)
         out: list[list[str]] = []
         for row, combination in enumerate(combinations):
@@ -123,8 +106,7 @@ class Heads:
         )
         labels = {"labels": self.labels, "exemplar_labels": self.exemplar_labels, "exemplar_programs": self.exemplar_programs,
                   "vocabulary": sorted(self.vocabulary), "out_of_scope_threshold": self.out_of_scope_threshold,
-                  "sentence_encoder": self.sentence_encoder, "tuned_encoder": self.tuned_encoder,
-                  "exemplar_features": self.exemplar_features}
+                  "sentence_encoder": self.sentence_encoder}
         (directory / LABELS_FILE).write_text(json.dumps(labels, ensure_ascii=False))
 
     @classmethod
@@ -136,6 +118,5 @@ class Heads:
         return cls(
             arrays["mean"], arrays["scale"], arrays["weight"], arrays["bias"], labels["labels"],
             arrays["exemplars"], labels["exemplar_labels"], labels["exemplar_programs"], frozenset(labels.get("vocabulary", [])),
-            labels.get("out_of_scope_threshold", 0.5), labels.get("sentence_encoder"), labels.get("tuned_encoder"),
-            labels.get("exemplar_features"),
+            labels.get("out_of_scope_threshold", 0.5), labels.get("sentence_encoder"),
         )

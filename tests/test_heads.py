@@ -84,7 +84,7 @@ def test_fit_and_evaluate_heads_on_the_base(gemma_small, tmp_path, aminer_env, a
     validation = [t.model_copy(update={"split": "validation"}) for t in train[::4]]
     dataset = tmp_path / "dataset"
     write_version(dataset, "aminer", train + validation + test, {"job": "test"})
-    config = load_heads_config(ROOT / "configs" / "heads.yaml", ["C_grid=[1.0]", "sentence_tuning.epochs=2"])
+    config = load_heads_config(ROOT / "configs" / "heads.yaml", ["C_grid=[1.0]"])
     record = fit_heads(config, settings, dataset, tmp_path / "run", base_dir=gemma_small)
     model = tmp_path / "run" / "model"
     assert (model / "base").resolve() == gemma_small and json.loads((model / "run.json").read_text())["recipe"] == "heads"
@@ -95,14 +95,10 @@ def test_fit_and_evaluate_heads_on_the_base(gemma_small, tmp_path, aminer_env, a
     domain = get_domain("aminer")
     assert set(heads.labels) == {c.id for c in domain.combinations} | {OUT_OF_SCOPE}
     assert heads.vocabulary  # research fields, written in lower case
-    # the base's features, the retriever model's sentence vector and the tuned copy's, side by side
+    # the base's features and the retriever model's sentence vector, side by side
     hidden = json.loads((gemma_small / "config.json").read_text())["hidden_size"]
     assert heads.sentence_encoder == config.sentence_encoder == Settings().retriever.model
-    assert heads.tuned_encoder and heads.tuned_encoder_path(model).is_dir() and record["sentence_tuning"]["epochs"] == 2
-    assert heads.mean.shape == (hidden + 2 * 384,)  # all-MiniLM-L6-v2's 384 dimensions, twice
-    # the planner reads the tuned vector in place of the retriever model's; the coder reads the base's and the model's
-    assert not heads.weight[:, hidden : hidden + 384].any() and heads.weight[:, hidden + 384 :].any()
-    assert heads.exemplar_features == hidden + 384 and heads.exemplars.shape[1] == hidden + 384
+    assert heads.mean.shape == (hidden + 384,)  # all-MiniLM-L6-v2's 384 dimensions
     report = run_eval(model, dataset, aminer_db, "aminer", tmp_path / "eval", out_of_scope=ROOT / "benchmarks" / "out_of_scope.yaml")
     assert report["meta"]["invalid_solutions"] == 0 and report["meta"]["test_cases"] == len(test)
     # even a 2-layer base answers the training phrasings' questions about unseen entities

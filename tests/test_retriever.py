@@ -198,22 +198,3 @@ def test_serve_deployment_answers_search(served, index):
     for bad in ({"query": " "}, {"query": "x", "k": 0}, {"query": "x", "kind": "everything"}, {"query": "x" * 5000}):
         with pytest.raises(ValueError):
             served.search.remote(**bad).result()
-
-
-def test_serve_deployment_embeds_with_the_heads_tuned_encoder_named_per_request(served, index, tmp_path):
-    from training.tune_encoder import EncoderTuning, tune_sentence_encoder
-
-    tuned = tmp_path / "tuned"
-    tune_sentence_encoder("all-MiniLM-L6-v2", ["Who advised [e1]?", "Where is [e1] employed?"] * 4, ["advisor", "affiliation"] * 4,
-                          tuned, EncoderTuning(epochs=1, batch_size=4, learning_rate=1e-3))
-    texts = [f"Who supervised [e{i}] at [o1]?" for i in range(1, 7)]
-    frozen, own = index.embedder.encode(texts), Embedder(str(tuned)).encode(texts)
-    assert not np.allclose(frozen, own, atol=1e-2)  # the tuning moved the vectors
-    # requests naming the tuned encoder and requests naming none, batched together: each gets its own
-    with ThreadPoolExecutor(6) as pool:
-        vectors = list(pool.map(lambda i: served.embed.remote(texts[i], str(tuned) if i % 2 else None).result(), range(6)))
-    for i, vector in enumerate(vectors):
-        expected = np.concatenate([frozen[i], own[i]]) if i % 2 else frozen[i]
-        np.testing.assert_allclose(vector, expected, atol=1e-4)
-    with pytest.raises(ValueError, match="non-empty"):
-        served.embed.remote(" ", str(tuned)).result()

@@ -129,12 +129,12 @@ def predict_with_heads(model_dir: Path, queries: list[str], domain: Any, batch_s
     features of the question, the planner head's combination, the coder's nearest verified program
     of that combination (soay/heads.py), as the service runs them."""
     from soay.heads import OUT_OF_SCOPE, Heads
-    from training.fit_heads import BASE_LINK, encode, encoder, sentence_encoders
+    from training.fit_heads import BASE_LINK, encode, encoder, sentence_encoder
 
     heads = Heads.load(model_dir)
     with encoder(model_dir / BASE_LINK) as llm:
         features = encode(llm, queries, batch_size, desc="eval: encode", vocabulary=heads.vocabulary,
-                          sentences=sentence_encoders(heads.sentence_encoder, heads.tuned_encoder_path(Path(model_dir))))
+                          sentences=sentence_encoder(heads.sentence_encoder))
     plans = [label for label, _ in heads.plan(features)]
     programs = heads.programs(features, plans)
     solutions = ["" if c == OUT_OF_SCOPE else str(domain.combinations.solution(domain.combinations.by_id[c])) for c in plans]

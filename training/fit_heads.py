@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -27,13 +27,10 @@ from soay.prompts import question_text
 from retriever.documents import language_of
 from soay.settings import Settings
 from training.base_model import copy_notice, resolve_base_model
-from training.tune_encoder import EncoderTuning, tune_sentence_encoder
 
 OUT_OF_SCOPE_FILE = Path(__file__).resolve().parents[1] / "soay" / "intents" / "out_of_scope.yaml"
 BASE_LINK = "base"
 """The model directory's link to the base checkpoint: the encoder (pooling) and the writing coder."""
-TUNED_ENCODER = "sentence_encoder"
-"""The model directory's tuned sentence encoder (training/tune_encoder.py), when the recipe tunes it."""
 VALIDATION_EVERY = 5
 POOLER = {"pooling_type": "MEAN", "use_activation": False}
 """Mean over the question's tokens of the last layer, not normalised: the heads standardize."""
@@ -62,9 +59,6 @@ class HeadsConfig(BaseModel):
     """A sentence-embedding model (the retriever's) whose vector of the question is read beside the
     base's features; null: the base alone. Serving takes it from the retriever, whose `model`
     setting must then be the same."""
-    sentence_tuning: EncoderTuning = EncoderTuning()
-    """Fine-tune a copy of the sentence encoder on the training questions first (epochs 0: read
-    the retriever's frozen model); the copy is saved in the model directory and served from it."""
     max_iter: int = Field(2000, ge=10)
     max_model_len: int = Field(256, ge=32)
     batch_size: int = Field(64, ge=1)
@@ -111,10 +105,10 @@ def literal_vocabulary(triplets: list[Any]) -> frozenset[str]:
 
 def encode(
     llm: Any, queries: list[str], batch_size: int = 64, desc: str = "encode", vocabulary: frozenset[str] = frozenset(),
-    sentences: Sequence[Any] = (),
+    sentences: Any | None = None,
 ) -> np.ndarray:
     """Feature vectors of the questions (masked as the planner reads them), with a progress bar:
-    the base's, followed by each sentence encoder's (retriever Embedders)."""
+    the base's, followed by the sentence encoder's (a retriever Embedder) when one is given."""
     from tqdm import tqdm
 
     out: list[np.ndarray] = []
@@ -122,17 +116,16 @@ def encode(
         for i in range(0, len(queries), batch_size):
             batch = [question_text(q, vocabulary) for q in queries[i : i + batch_size]]
             base = np.asarray([o.outputs.embedding for o in llm.embed(batch, use_tqdm=False)], dtype=np.float32)
-            out.append(np.hstack([base, *(s.encode(batch) for s in sentences)]))
+            out.append(np.hstack([base, sentences.encode(batch)]) if sentences is not None else base)
             bar.update(len(batch))
     return np.vstack(out) if out else np.zeros((0, 0), dtype=np.float32)
 
 
-def sentence_encoders(name: str | None, tuned: Path | None = None) -> list[Any]:
-    """The sentence models whose vectors follow the base's (soay/heads.py): the retriever's by name,
-    then the tuned copy of it when there is one; none when `name` is None."""
+def sentence_encoder(name: str | None) -> Any | None:
+    """The retriever's embedding model by name (soay/heads.py `sentence_encoder`), or None."""
     from retriever.embeddings import Embedder
 
-    return [Embedder(name)] + ([Embedder(str(tuned))] if tuned else []) if name else []
+    return Embedder(name) if name else None
 
 
 def out_of_scope_split() -> tuple[list[str], list[str]]:
@@ -168,16 +161,10 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
     labels = [t.combination.id for t in kept]
     programs = [mask_code(t.code, t.query, vocabulary).strip() for t in kept]
     refusals_train, refusals_val = out_of_scope_split() if config.out_of_scope else ([], [])
-    model_dir = Path(out_dir).resolve() / "model"
-    tuning, tuned = config.sentence_tuning, None
-    pairs = [(question_text(q, vocabulary), label) for q, label in zip(questions + refusals_train, labels + [OUT_OF_SCOPE] * len(refusals_train))
-             if language_of(q) in tuning.languages] if config.sentence_encoder and tuning.epochs else []
-    if pairs:
-        tuned = tune_sentence_encoder(config.sentence_encoder, [q for q, _ in pairs], [label for _, label in pairs], model_dir / TUNED_ENCODER, tuning)
     texts = questions + refusals_train + [t.query for t in validation] + refusals_val
-    sentences = sentence_encoders(config.sentence_encoder, model_dir / TUNED_ENCODER if tuned else None)
     with encoder(base_dir, config.max_model_len) as llm:
-        features = encode(llm, texts, config.batch_size, desc="features", vocabulary=vocabulary, sentences=sentences)
+        features = encode(llm, texts, config.batch_size, desc="features", vocabulary=vocabulary,
+                          sentences=sentence_encoder(config.sentence_encoder))
     encoded_s = time.perf_counter() - started
     n_train = len(questions) + len(refusals_train)
     x, x_val = features[:n_train], features[n_train:]
@@ -186,21 +173,17 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
     languages = [t.language for t in validation] + [language_of(q) for q in refusals_val]
     mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
     clean = reusable_programs(kept, programs)
-    # With a tuned encoder the features are [base | retriever model | tuned]. The tuned vector reads
-    # a combination's wordings alike: the planner reads it in place of the retriever model's, the
-    # coder, which must tell wordings apart, reads the features before it.
-    exemplar_features = features.shape[1] - sentences[-1].dim if tuned else None
-    planner_columns = np.r_[: exemplar_features - sentences[0].dim, exemplar_features : features.shape[1]] if tuned else None
+    exemplars = (x[: len(questions)][clean] - mean) / scale
+    exemplars /= np.linalg.norm(exemplars, axis=1, keepdims=True) + 1e-9
     exemplar_labels, exemplar_programs = [labels[i] for i in np.flatnonzero(clean)], [programs[i] for i in np.flatnonzero(clean)]
     tried = []
     for c in config.C_grid or [config.C]:
-        heads = _fit(x, y, mean, scale, c, config.max_iter, exemplar_labels, exemplar_programs, vocabulary, planner_columns)
-        heads.exemplar_features = exemplar_features
-        heads.exemplars = heads.exemplar_view(x[: len(questions)][clean]).astype(np.float32)
+        heads = _fit(x, y, mean, scale, c, config.max_iter, exemplars, exemplar_labels, exemplar_programs, vocabulary)
         tried.append((_validate(heads, x_val, y_val, config.max_false_refusals, languages), c, heads))
     (chosen, c, heads) = max(tried, key=lambda r: (r[0]["combination_accuracy"] or 0, r[0]["correct_refusals"] or 0))
     heads.out_of_scope_threshold = chosen["threshold"]
-    heads.sentence_encoder, heads.tuned_encoder = config.sentence_encoder, TUNED_ENCODER if tuned else None
+    heads.sentence_encoder = config.sentence_encoder
+    model_dir = Path(out_dir).resolve() / "model"
     heads.save(model_dir)
     link = model_dir / BASE_LINK
     if link.is_symlink() or link.exists():
@@ -216,7 +199,6 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
                      "exemplars": int(clean.sum())},
         "validation": {"chosen": {"C": c, **chosen}, "tried": [{"C": c, **v} for v, c, _ in tried],
                        "questions": len(validation), "out_of_scope": len(refusals_val)},
-        "sentence_tuning": tuned,
         "metrics": {"encode_seconds": round(encoded_s, 1), "questions_per_s": round(len(texts) / max(encoded_s, 1e-9), 1),
                     "train_accuracy": round(float(np.mean([label == truth for (label, _), truth in zip(heads.plan(x), y)])), 4)},
         "wall_seconds": round(time.perf_counter() - started, 1),
@@ -256,18 +238,13 @@ def _round_robin(triplets: list[Any]) -> list[Any]:
 
 def _fit(
     x: np.ndarray, y: list[str], mean: np.ndarray, scale: np.ndarray, c: float, max_iter: int,
-    labels: list[str], programs: list[str], vocabulary: frozenset[str], columns: np.ndarray | None = None,
+    exemplars: np.ndarray, labels: list[str], programs: list[str], vocabulary: frozenset[str],
 ) -> Heads:
-    """The planner head over the feature `columns` (None: all; the others get zero weight); the
-    caller sets the coder's exemplars, which are read through it."""
     from sklearn.linear_model import LogisticRegression
 
-    columns = np.arange(x.shape[1]) if columns is None else columns
-    head = LogisticRegression(C=c, max_iter=max_iter).fit(((x - mean) / scale)[:, columns], y)
-    weight = np.zeros((len(head.classes_), x.shape[1]), dtype=np.float32)
-    weight[:, columns] = head.coef_
-    return Heads(mean, scale, weight, head.intercept_.astype(np.float32), [str(k) for k in head.classes_],
-                 np.zeros((0, 0), dtype=np.float32), labels, programs, vocabulary)
+    head = LogisticRegression(C=c, max_iter=max_iter).fit((x - mean) / scale, y)
+    return Heads(mean, scale, head.coef_.astype(np.float32), head.intercept_.astype(np.float32), [str(k) for k in head.classes_],
+                 exemplars.astype(np.float32), labels, programs, vocabulary)
 
 
 THRESHOLDS = np.round(np.linspace(0.05, 1.0, 96), 2)
@@ -310,7 +287,9 @@ def _validate(heads: Heads, x: np.ndarray, y: list[str], max_false_refusals: flo
     def share(mask: np.ndarray) -> float | None:
         return round(float(np.mean(predicted[mask] == truth[mask])), 4) if mask.any() else None
 
-    nearest = np.array(heads.exemplar_labels)[(heads.exemplar_view(x) @ heads.exemplars.T).argmax(axis=1)]
+    z = heads.standardize(x)
+    z /= np.linalg.norm(z, axis=1, keepdims=True) + 1e-9
+    nearest = np.array(heads.exemplar_labels)[(z @ heads.exemplars.T).argmax(axis=1)]
     lang = np.array(languages)
     return {
         "threshold": round(threshold, 3),
