@@ -41,22 +41,25 @@ def test_a_program_that_kept_its_own_entities_is_never_copied_to_another_questio
     assert reusable_programs(kept, programs).tolist() == [True, False, True]
 
 
-def test_the_threshold_sits_in_the_middle_of_the_best_validation_interval():
+def test_the_threshold_refuses_the_fewest_in_scope_questions_that_the_targets_allow():
     from training.fit_heads import out_of_scope_threshold
 
     in_scope = np.array([0.0, 0.1, 0.2, 0.3, 0.5])  # 0.5: the one in-scope question a budget of 20 % may refuse
     out_of_scope = np.array([0.2, 0.7, 0.9, 0.95])
     # refusing 3 of 4 out-of-scope questions needs a threshold above 0.2 and at most 0.7; refusing no
     # in-scope one then needs one above 0.5: the middle of (0.5, 0.7], on a grid of hundredths
-    assert out_of_scope_threshold(in_scope, out_of_scope, 0.2) == pytest.approx(0.6, abs=0.011)
-    # a budget of 0: the same interval (the 0.5 question must never be refused)
-    assert out_of_scope_threshold(in_scope, out_of_scope, 0.0) == pytest.approx(0.6, abs=0.011)
+    assert out_of_scope_threshold(in_scope, out_of_scope, 0.2, 0.75) == pytest.approx(0.6, abs=0.011)
+    # half of them is enough: no in-scope one refused anywhere in (0.5, 0.9], and its middle is taken,
+    # further from the in-scope question than the threshold that refuses the most would be
+    assert out_of_scope_threshold(in_scope, out_of_scope, 0.2, 0.5) == pytest.approx(0.7, abs=0.011)
+    # no threshold refuses them all within a budget of 0: the most that can be refused, (0.5, 0.7] again
+    assert out_of_scope_threshold(in_scope, out_of_scope, 0.0, 1.0) == pytest.approx(0.6, abs=0.011)
     # no out-of-scope validation question: the lowest threshold within the budget
-    assert out_of_scope_threshold(in_scope, np.array([]), 0.2) == 0.31
+    assert out_of_scope_threshold(in_scope, np.array([]), 0.2, 0.96) == 0.31
     # refusing 0.2's question too would cost two in-scope ones (40 %): never taken
-    assert out_of_scope_threshold(np.array([0.0, 0.1, 0.2, 0.25, 0.5]), np.array([0.22, 0.7]), 0.2) > 0.25
+    assert out_of_scope_threshold(np.array([0.0, 0.1, 0.2, 0.25, 0.5]), np.array([0.22, 0.7]), 0.2, 1.0) > 0.25
     # no threshold keeps the in-scope questions: the head never refuses
-    assert out_of_scope_threshold(np.array([1.0, 1.0]), out_of_scope, 0.0) == 1.0
+    assert out_of_scope_threshold(np.array([1.0, 1.0]), out_of_scope, 0.0, 0.96) == 1.0
 
 
 def test_the_planner_refuses_only_above_its_threshold_and_the_coder_takes_the_nearest_program(tmp_path):
