@@ -29,8 +29,6 @@ from soay.settings import Settings
 from training.base_model import copy_notice, resolve_base_model
 
 OUT_OF_SCOPE_FILE = Path(__file__).resolve().parents[1] / "soay" / "intents" / "out_of_scope.yaml"
-OUT_OF_SCOPE_VALIDATION_FILE = OUT_OF_SCOPE_FILE.with_suffix(".validation.yaml")
-"""Out-of-scope questions written apart from the training ones, only ever used to tune the threshold."""
 BASE_LINK = "base"
 """The model directory's link to the base checkpoint: the encoder (pooling) and the writing coder."""
 VALIDATION_EVERY = 5
@@ -133,19 +131,11 @@ def sentence_encoder(name: str | None) -> Any | None:
 
 
 def out_of_scope_split() -> tuple[list[str], list[str]]:
-    """The out-of-scope questions for training, and those that tune the threshold instead: every
-    VALIDATION_EVERY-th training one and the whole validation file. The threshold must refuse a
-    share of them (`min_correct_refusals`), and on 154 questions one question moved it from 0.50
-    to 0.32 (benchmarks/REPORT-model.md): more of them read that share more steadily."""
-    questions = _questions(OUT_OF_SCOPE_FILE)
-    held_back = [q for i, q in enumerate(questions) if not i % VALIDATION_EVERY]
-    validation = _questions(OUT_OF_SCOPE_VALIDATION_FILE) if OUT_OF_SCOPE_VALIDATION_FILE.is_file() else []
-    return [q for i, q in enumerate(questions) if i % VALIDATION_EVERY], held_back + validation
-
-
-def _questions(path: Path) -> list[str]:
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return [q for language in ("en", "zh") for q in data.get(language, [])]
+    """The out-of-scope questions for training, and every VALIDATION_EVERY-th one, which tunes the
+    threshold instead."""
+    data = yaml.safe_load(OUT_OF_SCOPE_FILE.read_text())
+    questions = [q for language in ("en", "zh") for q in data.get(language, [])]
+    return [q for i, q in enumerate(questions) if i % VALIDATION_EVERY], [q for i, q in enumerate(questions) if not i % VALIDATION_EVERY]
 
 
 def distinct_questions(triplets: list[Any], vocabulary: frozenset[str], max_questions: int | None = None) -> list[Any]:
