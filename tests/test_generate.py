@@ -16,7 +16,7 @@ from soay.outcomes import analyse, fuzzy_apis
 from soay.settings import Settings
 from soay.splits import held_out, held_out_for, phrasings_for
 from soay.triplets import TripletFactory, WorkUnit
-from training.generate import generate, sandbox_for
+from training.generate import generate, keep_triplet, sandbox_for
 
 TRAIN, TEST = 6, 3
 
@@ -80,6 +80,16 @@ def test_every_kept_triplet_reverifies_in_a_fresh_sandbox(generated, aminer_db):
                 assert set(called) == set(t.solution.split(" -> "))
             else:
                 assert " -> ".join(called) == t.solution
+
+
+def test_a_question_two_units_made_keeps_one_phrasing_whichever_unit_finishes_first(generated):
+    """Units finish in any order; the dataset must not depend on it (two runs, one dataset)."""
+    t = next(iter_triplets(generated.dataset_path, split="train"))
+    other = t.model_copy(update={"id": "0" * 16, "query": t.query.rstrip("?？") + ", please?"})
+    for order in ([t, other], [other, t]):
+        kept: dict = {}
+        assert [keep_triplet(kept, x) for x in order] == [True, False]
+        assert list(kept.values()) == [other]  # the smaller id, either way
 
 
 def test_splits_do_not_overlap_and_hold_out_phrasings(generated):

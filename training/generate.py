@@ -144,12 +144,8 @@ def generate(
             rows, unit_stats = pool.get_next_unordered()
             stats.update(unit_stats)
             for row in rows:
-                t = Triplet.model_validate(row)
-                key = (t.combination.id, t.entity_id, tuple(sorted(t.inputs.items())))
-                if key in kept:
+                if not keep_triplet(kept, Triplet.model_validate(row)):
                     stats["duplicate_across_units"] += 1
-                else:
-                    kept[key] = t
             bar.update(unit_stats.get("kept", 0))
             bar.set_postfix(kept=len(kept), unanswerable=stats["unanswerable"], failed=stats["template_exec_error"] + stats["template_mismatch"])
     seconds = time.perf_counter() - start
@@ -171,6 +167,18 @@ def generate(
     }
     manifest = write_version(out, domain_name, ordered, source, data.shard_size, data.shard_format)
     return GenerationReport(manifest, out, len(ordered), seconds, dict(stats), settings.ray.workers)
+
+
+def keep_triplet(kept: dict[tuple, Triplet], t: Triplet) -> bool:
+    """Add `t` unless another unit made the same question about the same entity (False then).
+    Of two such, the smaller id stays, not the first to arrive: units finish in any order, and
+    keeping the first made two runs of the same settings differ in which phrasing was learnt."""
+    key = (t.combination.id, t.entity_id, tuple(sorted(t.inputs.items())))
+    if key not in kept:
+        kept[key] = t
+        return True
+    kept[key] = min(kept[key], t, key=lambda k: k.id)
+    return False
 
 
 def _sha256(path: Path) -> str:
