@@ -374,7 +374,7 @@ def serve_cmd(
     """Serve questions (POST /v1/ask, /v1/chat/completions) on Ray Serve until Ctrl-C; RAY_ADDRESS joins a cluster."""
     from ray import serve
 
-    from cluster.ray_runtime import init_ray
+    from cluster.ray_runtime import init_ray, serve_logs_elsewhere
     from training.corpus import ensure_corpus
 
     s = load_settings(**{"serve.model_dir": model, "serve.host": host, "serve.port": port})
@@ -393,6 +393,8 @@ def serve_cmd(
         url = _deploy_unless_stopped(s, stop)
         if url:
             typer.echo(f"serving at {url} (POST /v1/ask, /v1/chat/completions; GET /healthz, /metrics); Ctrl-C stops")
+            if logs := serve_logs_elsewhere(s.ray):
+                typer.echo(f"replica logs: {logs} (on this console with SOAY_RAY__SERVE_LOGS_TO_CONSOLE=true)")
             stop.wait()
     finally:
         serve.shutdown()
@@ -633,7 +635,7 @@ def _serve_samples(s: Settings, dataset: Path, keep_serving: bool, serve_line: s
     import ray
     from ray import serve
 
-    from cluster.ray_runtime import init_ray
+    from cluster.ray_runtime import init_ray, serve_logs_elsewhere
     from retriever.build import build_index
     from serving.app import deploy
     from soay.dataset import iter_triplets
@@ -648,7 +650,8 @@ def _serve_samples(s: Settings, dataset: Path, keep_serving: bool, serve_line: s
     typer.echo("== serving: Ray Serve application (retriever, vLLM planner and coder, sandbox executor)")
     try:
         url = deploy(s)
-        typer.echo(f"serving at {url}")
+        logs = serve_logs_elsewhere(s.ray)
+        typer.echo(f"serving at {url}" + (f"; replica logs in {logs}" if logs else ""))
         samples: dict[tuple[int, str], str] = {}
         for t in iter_triplets(dataset, split="test"):
             samples.setdefault((t.hops, t.language), t.query)

@@ -90,6 +90,9 @@ class RaySettings(Section):
     """Logical CPUs of a local Ray; None lets Ray count them."""
     workers: int = Field(2, ge=1)
     """Parallel generation workers (Ray actors, one CPU each)."""
+    serve_logs_to_console: bool = False
+    """Also print Ray Serve replicas' logs (a line per call, engine messages) on the console of a
+    local Ray; they always go to Ray's log files, whose folder `soay serve` names."""
 
 
 class TeacherSettings(Section):

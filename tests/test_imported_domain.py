@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
+import time
 from pathlib import Path
 
 import httpx
@@ -88,6 +90,9 @@ def deployed(graphql_server: str, gemma_base: Path, gemma_small: Path, tmp_path_
     try:
         try:
             wait_http(f"{url}/healthz", serve, timeout=400)
+            deadline = time.monotonic() + 60  # the replicas answer a moment before the command says so
+            while "serving at" not in log.read_text() and time.monotonic() < deadline:
+                time.sleep(0.2)
         except (RuntimeError, TimeoutError) as exc:
             raise AssertionError(f"{exc}; soay serve printed:\n{log.read_text()[-3000:]}") from None
         yield url, root / "data" / DOMAIN, log
@@ -123,6 +128,11 @@ def test_an_imported_graphql_api_is_generated_trained_served_and_answers(deploye
     spec_apis = {a["name"] for a in httpx.get(f"{url}/v1/library", timeout=30).json()["apis"]}
     assert config["domain"] == DOMAIN and set(config["apis"]) == spec_apis
     assert config["examples"] and all("{" not in e["question"] for e in config["examples"])
+
+    # the console names where the replicas' logs are, and is not flooded with their per-call lines
+    console = log.read_text()
+    assert "replica logs: /tmp/ray/session_latest/logs/serve" in console, console[-3000:]
+    assert not re.search(r" -- (POST|GET|CALL) \S+ (OK|\d{3}) ", console), console[-3000:]
 
 
 def test_spec_generate_without_a_spec_or_address_says_what_is_missing(tmp_path: Path) -> None:
