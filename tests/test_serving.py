@@ -85,8 +85,13 @@ def test_ctrl_c_while_the_engines_load_stops_soay_serve(served, tmp_path):
     """`soay serve` spends minutes deploying; Ctrl-C then must stop it within the minute, through
     Serve's shutdown (exit 0), rather than go unheard until the application is up and serving."""
     _, settings, _ = served
-    config = tmp_path / "soay.yaml"  # the served app's settings on a port of its own (JSON is YAML)
-    config.write_text(json.dumps(settings.model_copy(update={"serve": settings.serve.model_copy(update={"port": free_port()})}).model_dump(mode="json")))
+    # the served app's settings on a port of its own (JSON is YAML), with the Serve controller's
+    # log lines on the console: its "Deploying" line is how the test sees the deployment begin
+    config = tmp_path / "soay.yaml"
+    config.write_text(json.dumps(settings.model_copy(update={
+        "serve": settings.serve.model_copy(update={"port": free_port()}),
+        "ray": settings.ray.model_copy(update={"serve_logs_to_console": True}),
+    }).model_dump(mode="json")))
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}  # a Ray of its own, not the test's
     proc = subprocess.Popen([*SOAY, "--config", str(config), "serve"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deploying = "Deploying new version"  # the Serve controller's line as it starts the deployments
