@@ -604,7 +604,7 @@ def test_a_program_the_coder_must_write_is_checked_run_in_the_sandbox_and_record
         assert swap(settings, serving_dir)["swapped"]
     assert response.status_code == 200, response.text
     record = response.json()
-    assert record["solution"] == solution and record["code_attempts"] == 1  # the coder wrote it, and no repair was needed
+    assert record["solution"] == solution and record["code_attempts"] == 1, json.dumps(record)  # the coder wrote it, and no repair was needed
     check_code(record["code"], domain.spec.api_names)  # the sandbox's AST rules pass it: no import, no os
     assert "import" not in record["code"] and "os.environ" not in record["code"]
     assert record["ok"] and answers_match(case.answer, record["result"]), record
