@@ -4,6 +4,7 @@
 
 const STAGES = ["retrieve", "plan", "code", "execute", "answer"];
 const KEY_STORE = "soay.apiKey";
+let keyVersion = 0; // bumped each time the person enters a key
 const LIVE_EVERY_MS = 2000;
 const RESULT_ROWS = 50; // rows of a result table shown; the rest is counted
 const $ = (id) => document.getElementById(id);
@@ -45,18 +46,21 @@ function headers(json = true) {
 // An HTTP failure as a sentence: the service's own message, with what it means to the person.
 async function failure(response) {
   let message = "";
+  const stale = response.keyVersion !== keyVersion;
   try {
     const body = await response.json();
     message = body.error || (body.detail && JSON.stringify(body.detail)) || "";
   } catch (_) {
     message = (await response.text().catch(() => "")).slice(0, 300);
   }
-  return describe(response.status, message);
+  return describe(response.status, message, stale);
 }
 
-function describe(status, message) {
+// `stale`: the request went out before the person entered the key now stored, so its 401 says
+// nothing about that key and must not open the key panel again.
+function describe(status, message, stale = false) {
   if (status === 401) {
-    askForKey("The key was missing or wrong.");
+    if (!stale) askForKey("The key was missing or wrong.");
     return `The service needs an API key (401): ${message}`;
   }
   if (status === 413) return `Too long (413): ${message}. Shorten the question.`;
@@ -67,8 +71,11 @@ function describe(status, message) {
 }
 
 async function call(path, options = {}) {
+  const sentWith = keyVersion;
   try {
-    return await fetch(path, { ...options, headers: { ...headers(options.method === "POST"), ...(options.headers || {}) } });
+    const response = await fetch(path, { ...options, headers: { ...headers(options.method === "POST"), ...(options.headers || {}) } });
+    response.keyVersion = sentWith;
+    return response;
   } catch (err) {
     throw new Error(`Cannot reach the service (${err.message}). Is \`soay serve\` running?`);
   }
@@ -87,6 +94,7 @@ $("key-form").addEventListener("submit", (e) => {
   const key = $("key-input").value.trim();
   if (key) localStorage.setItem(KEY_STORE, key);
   else localStorage.removeItem(KEY_STORE);
+  keyVersion += 1;
   $("key-panel").hidden = true;
   if (currentView() === "library") loadLibrary(true);
 });
