@@ -25,9 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
+from soay.mentions import Lexicon
+from soay.tagging.tagger import MentionTagger
+
 OUT_OF_SCOPE = "out_of_scope"
 """The planner's class for questions the domain's APIs cannot answer."""
-HEADS_FILE, LABELS_FILE = "heads.npz", "heads.json"
+HEADS_FILE, LABELS_FILE, TAGGER_FILE = "heads.npz", "heads.json", "mentions.crfsuite"
 
 
 def is_model_dir(path: Path) -> bool:
@@ -52,7 +55,8 @@ class Heads:
     """Masked verified program of each training question (mention markers for literals)."""
     vocabulary: frozenset[str] = frozenset()
     """Literal values of the training questions (soay/mentions.py split_vocabulary): lower-case
-    research fields, masked as mentions too, and organisation names, found exactly first."""
+    research fields, masked as mentions too, and organisation names, found exactly first. Loaded
+    as a Lexicon that carries the model's mention tagger (TAGGER_FILE) when it has one."""
     out_of_scope_threshold: float = 0.5
     """Probability of OUT_OF_SCOPE above which a question is refused (chosen on validation)."""
     sentence_encoder: str | None = None
@@ -115,8 +119,9 @@ class Heads:
             raise FileNotFoundError(f"{directory} holds no trained heads ({HEADS_FILE}); run `soay train` first")
         arrays = np.load(directory / HEADS_FILE)
         labels = json.loads((directory / LABELS_FILE).read_text())
+        tagger = MentionTagger(directory / TAGGER_FILE) if (directory / TAGGER_FILE).is_file() else None
         return cls(
             arrays["mean"], arrays["scale"], arrays["weight"], arrays["bias"], labels["labels"],
-            arrays["exemplars"], labels["exemplar_labels"], labels["exemplar_programs"], frozenset(labels.get("vocabulary", [])),
+            arrays["exemplars"], labels["exemplar_labels"], labels["exemplar_programs"], Lexicon(frozenset(labels.get("vocabulary", [])), tagger),
             labels.get("out_of_scope_threshold", 0.5), labels.get("sentence_encoder"),
         )

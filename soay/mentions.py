@@ -14,6 +14,10 @@ from __future__ import annotations
 import ast
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from soay.tagging.tagger import MentionTagger
 
 MAX_MENTIONS = 8
 FAMILIES = ("e", "o", "v")
@@ -197,9 +201,48 @@ def _capitalised(word: str) -> bool:
     return word[:1].isupper() or (word[:1].isdigit() and any(c.isalpha() for c in word))
 
 
+class Lexicon(frozenset):
+    """What a trained model knows about the words of its questions: its literal vocabulary (the
+    frozenset's terms, see split_vocabulary) and its mention tagger (soay/tagging), which, when
+    there is one, finds the mentions instead of the rules above. A frozenset, so it travels
+    through every function that takes a model's vocabulary, into Ray workers too."""
+
+    tagger: MentionTagger | None
+
+    def __new__(cls, terms: frozenset[str] = frozenset(), tagger: MentionTagger | None = None) -> Lexicon:
+        lexicon = super().__new__(cls, terms)
+        lexicon.tagger = tagger
+        return lexicon
+
+    def __reduce__(self):
+        return (Lexicon, (frozenset(self), self.tagger))
+
+
+SPAN_FAMILIES = {"organization": "o", "interest": "v"}
+"""Marker family of a tagged span type; every other type (a name, a title, an imported spec's
+parameter) is an `e` mention."""
+
+
+def _tagged_markers(question: str, tagger: MentionTagger) -> dict[str, str]:
+    counts = dict.fromkeys(FAMILIES, 0)
+    markers: dict[str, str] = {}
+    for start, end, kind in tagger.spans(question):
+        text = question[start:end].strip()
+        family = SPAN_FAMILIES.get(kind, "e")
+        if not text or text in markers or counts[family] >= MAX_MENTIONS:
+            continue
+        counts[family] += 1
+        markers[text] = f"<|{family}{counts[family]}|>"
+    return markers
+
+
 def mention_markers(question: str, vocabulary: frozenset[str] = frozenset()) -> dict[str, str]:
     """Each mention of the question (and each lower-case `vocabulary` term it contains, matched
-    whole and case-insensitively) with its typed marker, numbered per family in order of appearance."""
+    whole and case-insensitively) with its typed marker, numbered per family in order of appearance.
+    A Lexicon with a tagger finds them with it instead."""
+    tagger = getattr(vocabulary, "tagger", None)
+    if tagger is not None:
+        return _tagged_markers(question, tagger)
     fields, organisations = split_vocabulary(vocabulary)
     mentions = [(question.find(m), m) for m in find_mentions(question, organisations)]
     if fields:

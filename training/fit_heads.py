@@ -21,8 +21,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from soay.dataset import iter_triplets, load_manifest
-from soay.heads import OUT_OF_SCOPE, Heads
-from soay.mentions import find_mentions, mask_code, names_organisation, titles
+from soay.domains import Domain, domain_for
+from soay.heads import OUT_OF_SCOPE, TAGGER_FILE, Heads
+from soay.mentions import Lexicon, find_mentions, mask_code, names_organisation, titles
+from soay.tagging.examples import tagged_questions
+from soay.tagging.tagger import MentionTagger, train_tagger
 from soay.prompts import question_text
 from retriever.documents import language_of
 from soay.settings import Settings
@@ -61,6 +64,12 @@ class HeadsConfig(BaseModel):
     """A sentence-embedding model (the retriever's) whose vector of the question is read beside the
     base's features; null: the base alone. Serving takes it from the retriever, whose `model`
     setting must then be the same."""
+    mention_tagger: bool = True
+    """Find the questions' mentions with a tagger learnt here (soay/tagging: a CRF over word shapes
+    trained on the training phrasings filled with open-world values) rather than the rules of
+    soay/mentions.py; the tagger is saved in the model directory and serves with it."""
+    tagger_per_template: int = Field(4, ge=1)
+    """Open-world fillings of each training phrasing the tagger learns from."""
     max_iter: int = Field(2000, ge=10)
     max_model_len: int = Field(256, ge=32)
     batch_size: int = Field(64, ge=1)
@@ -92,6 +101,17 @@ def encoder(base_dir: Path, max_model_len: int = 256) -> Iterator[Any]:
     args["pooler_config"] = PoolerConfig(**args["pooler_config"])
     with offline_llm(base_dir, **args) as llm:  # max_model_len among the args
         yield llm
+
+
+def fit_mention_tagger(domain: Domain, triplets: list[Any], path: Path, per_template: int) -> MentionTagger:
+    """The mention tagger of this model, learnt from the domain's training phrasings filled with
+    open-world values and from the training triplets' own questions (soay/tagging/examples.py)."""
+    started = time.perf_counter()
+    examples = list(tagged_questions(domain.combinations, triplets, per_template))
+    print(f"mention tagger: {len(examples)} tagged questions ...", flush=True)
+    train_tagger(examples, path)
+    print(f"mention tagger: trained in {time.perf_counter() - started:.0f} s -> {path.name}", flush=True)
+    return MentionTagger(path)
 
 
 def literal_vocabulary(triplets: list[Any]) -> frozenset[str]:
@@ -157,7 +177,11 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
     if not triplets:
         raise ValueError(f"dataset at {dataset_root} has no training triplets")
     validation = list(iter_triplets(dataset_root, split="validation"))
-    vocabulary = literal_vocabulary(triplets)
+    model_dir = Path(out_dir).resolve() / "model"
+    vocabulary = Lexicon(
+        literal_vocabulary(triplets),
+        fit_mention_tagger(domain_for(settings), triplets, model_dir / TAGGER_FILE, config.tagger_per_template) if config.mention_tagger else None,
+    )
     kept = distinct_questions(triplets, vocabulary, config.max_questions)
     questions = [t.query for t in kept]
     labels = [t.combination.id for t in kept]
@@ -187,7 +211,6 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
     (chosen, c, heads) = max(tried, key=lambda r: (r[0]["combination_accuracy"] or 0, -(r[0]["false_refusals"] or 0), -r[0]["log_loss"]))
     heads.out_of_scope_threshold = chosen["threshold"]
     heads.sentence_encoder = config.sentence_encoder
-    model_dir = Path(out_dir).resolve() / "model"
     heads.save(model_dir)
     link = model_dir / BASE_LINK
     if link.is_symlink() or link.exists():

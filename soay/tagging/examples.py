@@ -1,0 +1,75 @@
+"""The tagger's training questions: the domain's training phrasings filled with open-world values,
+and the training triplets' own questions, each with the spans of what was filled in.
+
+A template says exactly where each value goes, so every generated question comes with its spans
+for free: no question is labelled by hand. Only training phrasings are used (soay/splits.py), so
+the held-out test and validation wordings stay unseen by the tagger as by the planner.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from soay.combinations import CombinationSet
+from soay.splits import TRAIN, phrasings_for
+from soay.tagging.tagger import TaggedQuestion
+from soay.tagging.values import span_type, value_for
+
+_FORMATTER = string.Formatter()
+
+
+def fill(template: str, values: dict[str, str]) -> TaggedQuestion:
+    """`template` with its placeholders replaced by `values`, and the span of each."""
+    text, spans = "", []
+    for literal, field, _, _ in _FORMATTER.parse(template):
+        text += literal
+        if field is not None:
+            value = values[field]
+            spans.append((len(text), len(text) + len(value), span_type(field)))
+            text += value
+    return TaggedQuestion(text, spans)
+
+
+def _casual(question: TaggedQuestion, rng: random.Random) -> TaggedQuestion:
+    """Some people type everything in lower case, names included ("papers by wei zhang")."""
+    return TaggedQuestion(question.text.lower(), question.spans) if rng.random() < 0.15 else question
+
+
+MAX_OWN_QUESTIONS = 2000
+"""Training triplets whose own questions (corpus values) join the open-world ones, taken evenly:
+enough to keep the corpus's names tagged, few enough that the open-world fillings dominate."""
+
+
+def tagged_questions(
+    combinations: CombinationSet, triplets: Iterable[Any] = (), per_template: int = 4, seed: int = 0
+) -> Iterator[TaggedQuestion]:
+    """Each training phrasing filled `per_template` times with open-world values (a placeholder
+    without a generator, such as a movie's year, takes a value the training triplets used), then
+    up to MAX_OWN_QUESTIONS training triplets' own questions with their inputs' spans."""
+    rng = random.Random(seed)
+    triplets = [t for t in triplets if t.split == TRAIN]
+    seen: dict[str, list[str]] = defaultdict(list)
+    for t in triplets:
+        for placeholder, value in t.inputs.items():
+            if isinstance(value, str) and value:
+                seen[placeholder].append(value)
+    for combination in combinations:
+        for language, _, template in phrasings_for(combination, TRAIN):
+            for _ in range(per_template):
+                values = {
+                    p: value_for(p, rng, language, (lambda r, p=p: r.choice(seen[p])) if seen.get(p) else None)
+                    for p in combination.placeholders
+                    if "{" + p + "}" in template
+                }
+                yield _casual(fill(template, values), rng)
+    for t in triplets[:: max(1, len(triplets) // MAX_OWN_QUESTIONS)]:
+        spans = []
+        for placeholder, value in t.inputs.items():
+            start = t.query.find(value) if isinstance(value, str) and value else -1
+            if start >= 0:
+                spans.append((start, start + len(value), span_type(placeholder)))
+        yield TaggedQuestion(t.query, sorted(spans))

@@ -1,0 +1,144 @@
+"""A CRF over word shapes that finds typed spans in a question.
+
+Why a CRF (python-crfsuite) rather than rules or the base model: the rules it replaces
+(capitalised runs, word lists, a gazetteer of the corpus) cannot know the world's organisations,
+fields and name shapes, and failed on "Who at Spotify…", "…Wong in Stream Mining field" and
+"Research interests of…". A linear-chain CRF over per-token features (the word, its shape,
+affixes, its neighbours; each CJK character its own token) learns from the generated questions
+where a span starts and ends and what type it is, trains in seconds on a CPU and tags a question
+in well under a millisecond. benchmarks/REPORT-model.md ("Open-world questions") compares it with
+a head on the base model's per-token hidden states.
+
+Labels are BIO over span types: the spec's parameter names (`name`, `organization`,
+`interest`, `publication_info`, or an imported spec's own), so any domain gets spans of its
+parameters' types.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pycrfsuite
+
+_CJK = "\u3400-\u9fff"
+_L = rf"[^\W_{_CJK}]"
+TOKEN = re.compile(rf"[{_CJK}]|{_L}\.(?:{_L}\.)+|{_L}\.(?=\s)|{_L}(?:(?:{_L}|['’*&.\-])*{_L})?|\S")
+"""Tokens: one CJK character; initials with their dots ("K.L.", "J."); a word with inner
+apostrophes, hyphens, dots ("O'Brien", "Soo-jin", "Booking.com"); any other single character."""
+
+Span = tuple[int, int, str]
+"""(start, end, type) character offsets into the question."""
+
+
+def tokenize(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in TOKEN.finditer(text)]
+
+
+def _shape(word: str) -> str:
+    out = []
+    for ch in word:
+        c = "X" if ch.isupper() else "x" if ch.islower() else "d" if ch.isdigit() else "C" if "\u3400" <= ch <= "\u9fff" else ch
+        if not out or out[-1] != c:
+            out.append(c)
+    return "".join(out)
+
+
+def _word_features(word: str, prefix: str) -> list[str]:
+    lower = word.lower()
+    features = [f"{prefix}w={lower}", f"{prefix}shape={_shape(word)}"]
+    if prefix == "":
+        features += [
+            f"p2={lower[:2]}", f"p3={lower[:3]}", f"s2={lower[-2:]}", f"s3={lower[-3:]}",
+            f"len={min(len(word), 8)}",
+        ]
+        if any(unicodedata.decomposition(ch) for ch in word if ch.isalpha() and not ("\u3400" <= ch <= "\u9fff")):
+            features.append("diacritic")
+    return features
+
+
+def features(text: str, tokens: Sequence[tuple[int, int]]) -> list[list[str]]:
+    words = [text[a:b] for a, b in tokens]
+    out = []
+    for i, word in enumerate(words):
+        f = ["bias", *_word_features(word, "")]
+        if i == 0:
+            f.append("BOS")
+        if i == len(words) - 1:
+            f.append("EOS")
+        if i > 0 and tokens[i][0] == tokens[i - 1][1]:
+            f.append("glued")  # no space before: "清华大学的王伟", "K.L.Wong"
+        for k in (-2, -1, 1, 2):
+            j = i + k
+            if 0 <= j < len(words):
+                f += _word_features(words[j], f"{k}:")
+        if i > 0:
+            f.append(f"bi-1={words[i - 1].lower()}|{word.lower()}")
+        if i + 1 < len(words):
+            f.append(f"bi+1={word.lower()}|{words[i + 1].lower()}")
+        out.append(f)
+    return out
+
+
+def bio_labels(tokens: Sequence[tuple[int, int]], spans: Iterable[Span]) -> list[str]:
+    """Each token's label: B-type / I-type where it lies in a span, O elsewhere."""
+    labels = ["O"] * len(tokens)
+    for start, end, kind in spans:
+        inside = [i for i, (a, b) in enumerate(tokens) if a >= start and b <= end]
+        for n, i in enumerate(inside):
+            labels[i] = f"{'B' if n == 0 else 'I'}-{kind}"
+    return labels
+
+
+def decode(text: str, tokens: Sequence[tuple[int, int]], labels: Sequence[str]) -> list[Span]:
+    spans: list[Span] = []
+    for (a, b), label in zip(tokens, labels):
+        if label == "O":
+            continue
+        tag, kind = label.split("-", 1)
+        if tag == "I" and spans and spans[-1][2] == kind and spans[-1][1] <= a:
+            spans[-1] = (spans[-1][0], b, kind)
+        else:
+            spans.append((a, b, kind))
+    return [(a, b, k) for a, b, k in spans if text[a:b].strip()]
+
+
+@dataclass
+class TaggedQuestion:
+    text: str
+    spans: list[Span]
+
+
+def train_tagger(examples: Iterable[TaggedQuestion], path: Path, c1: float = 0.05, c2: float = 0.01, max_iterations: int = 60) -> Path:
+    """Fit the CRF on `examples` and write it to `path` (crfsuite's own binary format)."""
+    trainer = pycrfsuite.Trainer(verbose=False)
+    for example in examples:
+        tokens = tokenize(example.text)
+        if tokens:
+            trainer.append(features(example.text, tokens), bio_labels(tokens, example.spans))
+    trainer.set_params({"c1": c1, "c2": c2, "max_iterations": max_iterations, "feature.possible_transitions": True})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    trainer.train(str(path))
+    return path
+
+
+class MentionTagger:
+    """A trained tagger, loaded once per process and shared by every question it masks."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._tagger = pycrfsuite.Tagger()
+        self._tagger.open(str(self.path))
+
+    def spans(self, text: str) -> list[Span]:
+        """The typed spans of `text`, in order."""
+        tokens = tokenize(text)
+        if not tokens:
+            return []
+        return decode(text, tokens, self._tagger.tag(features(text, tokens)))
+
+    def __reduce__(self):  # a Ray task or a Serve replica receives the file's path, not the C object
+        return (MentionTagger, (self.path,))
