@@ -23,6 +23,7 @@ _TEXT = {
         "none": "I could not find an answer to this question.",
         "failed": "I could not find an answer to this question: {reason}.",
         "not_found": "No {entity} {what} was found.",
+        "closest": " The closest are: {candidates}.",
         "named": "named “{value}”",
         "matching": "matching “{value}”",
         "ambiguous": "Several {entities} {what}: {candidates}. Which one do you mean? Ask again with one of them, e.g. with the organisation.",
@@ -40,6 +41,7 @@ _TEXT = {
         "none": "抱歉，没有找到这个问题的答案。",
         "failed": "抱歉，没有找到这个问题的答案：{reason}。",
         "not_found": "没有找到{what}的{entity}。",
+        "closest": "最接近的是：{candidates}。",
         "named": "名为“{value}”",
         "matching": "与“{value}”匹配",
         "ambiguous": "有多位{what}的{entity}：{candidates}。请问您指的是哪一位？可以带上其中一位的信息（例如单位）再问一次。",
@@ -158,6 +160,12 @@ def _candidate(language: str, record: dict[str, Any]) -> str:
     return text["candidate"].format(name=name, details=text["detail_sep"].join(details)) if details else str(name)
 
 
+def _swap(text: str, old: str, new: str) -> str | None:
+    """`text` with its first `old` (any case) replaced by `new`; None when it does not hold it."""
+    start = text.lower().find(old.lower()) if old else -1
+    return None if start < 0 else text[:start] + new + text[start + len(old) :]
+
+
 def _ask_again(query: str, language: str, searched: str, candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The candidates, each with the question asked again about it (`question`) where its
     organisation tells it from the others: the searched name followed by “at <organisation>”
@@ -176,20 +184,50 @@ def _ask_again(query: str, language: str, searched: str, candidates: list[dict[s
     return out
 
 
+def _ask_about_closest(
+    query: str, language: str, args: dict[str, Any], candidates: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The closest candidates of a name (or title) nobody carries, each with the question asked
+    again about it (`question`): its own name for the searched one, its organisation for the one
+    given (or, for namesakes among them, added as `_ask_again` does), so that asking it asks about
+    someone who exists."""
+    given = _named_first(args)
+    searched = given[0][1] if given else ""
+    organization = next((v for k, v in given[1:] if k == "organization"), None)
+    names = [c.get("name") or c.get("title") for c in candidates]
+    out = []
+    for c, name in zip(candidates, names):
+        c = dict(c)
+        org = c.get("organization")
+        question = _swap(query, searched, name) if isinstance(name, str) and name else None
+        if question is not None and organization and isinstance(org, str) and org:
+            question = _swap(question, organization, org)
+        elif question is not None and isinstance(org, str) and org and names.count(name) > 1:
+            question = _ask_again(question, language, name, [c])[0].get("question", question)
+        if question is not None and question != query:
+            c["question"] = question
+        out.append(c)
+    return out
+
+
 def compose_outcome(
     query: str, ok: bool, result: Any, error_type: str | None = None,
     trace: list[dict[str, Any]] | None = None, searches: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The answer to `query` from a run and its call trace (soay/outcomes.py): a name that matched
-    nobody or several entities is said as such, a failure in words, and every answer carries the
-    explanation of how it was obtained. `searches`: the search APIs with the label of what they
-    find (`fuzzy_apis(spec)`). Returns answer, language, kind, candidates, explanation."""
+    nobody or several entities is said as such (a name the search found only others for, with
+    the closest of them: never someone else's facts), a failure in words, and every answer carries
+    the explanation of how it was obtained. `searches`: the search APIs with the label of what
+    they find (`fuzzy_apis(spec)`). Returns answer, language, kind, candidates, explanation."""
     language = language_of(query)
     text = _TEXT[language]
     outcome = analyse(trace or [], ok, result, searches)
     label = _entity(language, (searches or {}).get(outcome.api or "", "scholar" if (outcome.api or "").endswith("Person") else "result"))
     if outcome.kind == "not_found":
         answer = text["not_found"].format(entity=label, what=_searched(language, outcome.args)).replace("  ", " ")
+        if outcome.closest and outcome.candidates:  # found, but others than the one asked for
+            closest = text["sep"].join(_candidate(language, c) for c in outcome.candidates)
+            answer += text["closest"].format(candidates=closest)
     elif outcome.kind == "ambiguous":
         candidates = text["sep"].join(_candidate(language, c) for c in outcome.candidates or [])
         answer = text["ambiguous"].format(
@@ -200,7 +238,9 @@ def compose_outcome(
     else:
         answer = compose_answer(query, ok, result, error_type)
     candidates = outcome.candidates
-    if candidates:
+    if candidates and outcome.closest:
+        candidates = _ask_about_closest(query, language, outcome.args, candidates)
+    elif candidates:
         searched = next((v for _, v in _named_first(outcome.args)), "")
         candidates = _ask_again(query, language, searched, candidates)
     return {

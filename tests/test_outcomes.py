@@ -258,3 +258,183 @@ def test_the_request_log_says_what_kind_of_answer_it_was():
     assert RequestLog.decode(logged.encode()).kind == "ambiguous"
     # records written before the field existed still read, as answers
     assert RequestLog.decode(b'{"request_id":"r","endpoint":"/v1/ask","query":"q","status":"ok"}').kind == "answer"
+
+
+# --- never an answer about the wrong person ------------------------------------------------------
+
+CITATIONS = """
+person_list = searchPerson({args})
+final_result = person_list[0]['num_citation']
+"""
+
+
+def _person(name: str, org: str, citations: int, *interests: str, pid: str = "") -> dict:
+    return {"person_id": pid or (name + org).encode().hex()[:24].ljust(24, "0"), "name": name, "organization": org,
+            "interests": list(interests), "num_citation": citations, "num_pubs": 10}
+
+
+def _search(*items: dict, api: str = "searchPerson", **args: str) -> dict:
+    return {"api": api, "args": args, "found": len(items), "items": list(items)}
+
+
+def test_a_search_that_found_someone_else_names_the_closest_never_their_facts():
+    """The issue's case: "Kaiming He" searched, "Yang He" ranked first, 9051 (Yang He's
+    citations) answered as Kaiming He's. The answer says nobody by that name was found and names
+    the closest, each with the question asked about it."""
+    yang = _person("Yang He", "Zhejiang University", 9051, "pruning", "model compression")
+    xin = _person("Xin He", "Peking University", 7307, "graph learning")
+    trace = [_search(yang, xin, name="Kaiming He")]
+    outcome = analyse(trace, True, 9051)
+    assert outcome.kind == "not_found" and outcome.closest and outcome.candidates == [yang, xin]
+    assert outcome.api == "searchPerson" and outcome.args == {"name": "Kaiming He"}
+    assert outcome.to_dict()["closest"] is True
+
+    made = compose_outcome("How many citations does Kaiming He have?", True, 9051, None, trace, SEARCHES)
+    assert made["kind"] == "not_found"
+    assert made["answer"] == ("No scholar named “Kaiming He” was found. The closest are: "
+                              "Yang He (Zhejiang University; pruning, model compression), Xin He (Peking University; graph learning).")
+    assert [c["question"] for c in made["candidates"]] == ["How many citations does Yang He have?", "How many citations does Xin He have?"]
+    zh = compose_outcome("Kaiming He的引用数是多少？", True, 9051, None, trace, SEARCHES)
+    assert zh["answer"] == ("没有找到名为“Kaiming He”的学者。最接近的是："
+                            "Yang He（Zhejiang University；pruning、model compression）、Xin He（Peking University；graph learning）。")
+    assert zh["candidates"][0]["question"] == "Yang He的引用数是多少？"
+    for answer in (made["answer"], zh["answer"]):
+        assert "9051" not in answer and "7307" not in answer
+
+    # the same search's result when it is the one asked for stands
+    kaiming = _person("Kaiming He", "Meta AI", 600000, "computer vision")
+    assert analyse([_search(kaiming, yang, name="Kaiming He")], True, 600000).kind == "answer"
+    # and an email of someone else is not passed off either ("Peter K.L. Wong" -> peter.miller@)
+    miller = _person("Peter Miller", "University of Toronto", 10, "databases")
+    assert analyse([_search(miller, name="Peter K.L. Wong")], True, "peter.miller@example.org").kind == "not_found"
+
+
+@pytest.mark.parametrize(("searched", "found"), [
+    ("Peter K.L. Wong", "Peter K. L. Wong"),
+    ("Peter K.L. Wong", "Wong, Peter"),  # middle initials the record leaves out
+    ("P. Wong", "Peter Wong"),
+    ("Zhang Wei", "Wei Zhang"),
+    ("WANG Lei", "Lei Wang"),
+    ("José Núñez", "Jose Nunez"),
+    ("Jose Nunez", "José Núñez"),
+    ("Soo-jin Kim", "Soojin Kim"),
+    ("Soo Jin Kim", "Soo-jin Kim"),
+    ("Soojin Kim", "Soo Jin Kim"),
+    ("Tang", "Jie Tang"),  # a surname alone
+])
+def test_a_name_written_another_way_is_still_the_one_asked_for(searched, found):
+    hit = _person(found, "Tsinghua University", 42, "data mining")
+    trace = [_search(hit, name=searched), {"api": "getPersonBasicInfo", "args": {"person_id": hit["person_id"]}, "found": 1, "items": [{"email": "x@y"}]}]
+    assert analyse(trace, True, "x@y").kind == "answer"
+
+
+@pytest.mark.parametrize(("searched", "found"), [
+    ("Kaiming He", "Yang He"),
+    ("Peter K.L. Wong", "Peter Miller"),
+    ("K. He", "Yang He"),  # an initial that is not the found name's
+    ("Yang He", "Yanghe Li"),  # separate words are not one joined word
+    ("Jie Tang", "Tang"),  # a fuller name than the one found
+    ("Wei Zhang", "Wei Zhao"),
+])
+def test_a_different_name_is_not_the_one_asked_for(searched, found):
+    hit = _person(found, "Tsinghua University", 42, "data mining")
+    outcome = analyse([_search(hit, name=searched)], True, 42)
+    assert outcome.kind == "not_found" and outcome.closest and outcome.candidates == [hit]
+
+
+def test_the_organisation_asked_for_must_be_the_found_scholars():
+    stanford = _person("Tom Mitchell", "Stanford University", 5000, "machine learning")
+    trace = [_search(stanford, name="Tom Mitchell", organization="CMU")]
+    made = compose_outcome("How many citations does Tom Mitchell at CMU have?", True, 5000, None, trace, SEARCHES)
+    assert made["kind"] == "not_found" and "5000" not in made["answer"]
+    assert made["answer"] == ("No scholar named “Tom Mitchell” at “CMU” was found. "
+                              "The closest are: Tom Mitchell (Stanford University; machine learning).")
+    assert made["candidates"][0]["question"] == "How many citations does Tom Mitchell at Stanford University have?"
+
+    # an organisation written short or long is the same one
+    for asked, theirs in [("CMU", "Carnegie Mellon University"), ("Carnegie Mellon University", "CMU"), ("MIT", "Massachusetts Institute of Technology"),
+                          ("ETH", "ETH Zurich"), ("ETHZ", "ETH Zurich"), ("UC Berkeley", "University of California, Berkeley"),
+                          ("Carnegie Mellon", "Carnegie Mellon University")]:
+        hit = _person("Tom Mitchell", theirs, 5000, "machine learning")
+        assert analyse([_search(hit, name="Tom Mitchell", organization=asked)], True, 5000).kind == "answer", (asked, theirs)
+    # one acronym is not enough for two long names
+    tianjin = _person("Tom Mitchell", "Tianjin University", 5000)
+    assert analyse([_search(tianjin, name="Tom Mitchell", organization="Tsinghua University")], True, 5000).kind == "not_found"
+    # a search by organisation alone (no name) is not judged: its results are a group, not a person
+    assert analyse([_search(stanford, organization="CMU")], True, 5000).kind == "answer"
+
+
+def test_namesakes_stay_ambiguous_and_a_result_the_program_picked_itself_stands():
+    a = _person("Yang He", "Zhejiang University", 9051, "pruning")
+    b = _person("Yang He", "Peking University", 120, "robotics")
+    assert analyse([_search(a, b, name="Yang He")], True, 9051).kind == "ambiguous"
+    assert analyse([_search(a, b, name="Yang He", organization="Fudan University")], True, 9051).kind == "ambiguous"
+    # the program looked past the first result, to the one with the name: its answer stands
+    kaiming = _person("Kaiming He", "Meta AI", 600000, "computer vision")
+    trace = [_search(a, kaiming, name="Kaiming He"),
+             {"api": "getPersonBasicInfo", "args": {"person_id": kaiming["person_id"]}, "found": 1, "items": [{"email": "k@meta"}]}]
+    assert analyse(trace, True, "k@meta").kind == "answer"
+    # a name search that found nothing is still a plain not-found, without candidates
+    assert analyse([_search(name="Kaiming He")], False, None).candidates is None
+
+
+def test_titles_and_names_in_other_scripts():
+    paper = {"pub_id": "p" * 24, "title": "Graph Attention Networks", "year": 2018}
+    # keywords are not a title: a few words judge nothing
+    assert analyse([_search(paper, api="searchPublication", publication_info="attention graphs")], True, 2018).kind == "answer"
+    assert analyse([_search(paper, api="searchPublication", publication_info="Graph Attention Networks for node classification")], True, 2018).kind == "answer"
+    trace = [_search(paper, api="searchPublication", publication_info="Deep Residual Learning for Image Recognition")]
+    outcome = analyse(trace, True, 2018)
+    assert outcome.kind == "not_found" and outcome.closest and outcome.candidates == [paper]
+    made = compose_outcome("Which year was Deep Residual Learning for Image Recognition published?", True, 2018, None, trace, SEARCHES)
+    assert made["answer"] == ("No publication matching “Deep Residual Learning for Image Recognition” was found. "
+                              "The closest are: Graph Attention Networks (2018).")
+    assert made["candidates"][0]["question"] == "Which year was Graph Attention Networks published?"
+    # a name in Chinese characters is judged only against a field in them
+    yang = _person("Yang He", "Zhejiang University", 9051)
+    assert analyse([_search(yang, name="何恺明")], True, 9051).kind == "answer"  # cannot judge: no such field
+    assert analyse([_search({**yang, "name_zh": "何洋"}, name="何恺明")], True, 9051).kind == "not_found"
+    assert analyse([_search({**yang, "name_zh": "何恺明"}, name="何恺明")], True, 9051).kind == "answer"
+
+
+def _surname(corpus) -> str:
+    """The surname the most scholars of the corpus share."""
+    names = [n for (n,) in corpus.execute("SELECT name FROM person")]
+    surnames = [n.split()[-1] for n in names]
+    return max(sorted(set(surnames)), key=surnames.count)
+
+
+def test_a_name_nobody_carries_but_the_search_found_others_for_in_the_corpus(sandbox, corpus):
+    """The real search ranks scholars of the same surname first for a given name nobody has: the
+    program's `person_list[0]` is one of them, and its number is never the answer."""
+    surname = _surname(corpus)
+    searched = f"Zzyzx {surname}"
+    run, made = _run(sandbox, CITATIONS, f"How many citations does {searched} have?", name=searched)
+    assert run.ok and run.trace[0]["found"] >= 1 and run.trace[0]["items"][0]["name"] != searched
+    assert made["kind"] == "not_found" and str(run.result) not in made["answer"]
+    assert made["answer"].startswith(f"No scholar named “{searched}” was found. The closest are: {run.trace[0]['items'][0]['name']} (")
+    assert made["candidates"] and all(c["name"].split()[-1] == surname for c in made["candidates"])
+    _, zh = _run(sandbox, CITATIONS, f"{searched}的引用数是多少？", name=searched)
+    assert zh["kind"] == "not_found" and zh["answer"].startswith(f"没有找到名为“{searched}”的学者。最接近的是：") and str(run.result) not in zh["answer"]
+
+    # the surname alone is carried by every scholar found: the answer stands
+    run, alone = _run(sandbox, CITATIONS, f"How many citations does {surname} have?", name=surname)
+    assert run.trace[0]["found"] >= 2 and alone["kind"] == "answer" and alone["answer"] == f"The answer is {run.result}."
+
+
+def test_an_organisation_the_found_scholar_is_not_at_in_the_corpus(sandbox, corpus):
+    row = corpus.execute(
+        "SELECT p.name FROM person p JOIN organization o ON o.id = p.org_id WHERE o.name = 'Carnegie Mellon University' "
+        "AND (SELECT count(*) FROM person q WHERE q.name_norm = p.name_norm) = 1 ORDER BY p.pid LIMIT 1"
+    ).fetchone()
+    if row is None:
+        pytest.skip("nobody at Carnegie Mellon University in this corpus")
+    (name,) = row
+    run, made = _run(sandbox, CITATIONS, f"How many citations does {name} at CMU have?", name=name, organization="CMU")
+    assert made["kind"] == "answer" and made["answer"] == f"The answer is {run.result}."
+    query = f"How many citations does {name} at Stanford University have?"
+    run, made = _run(sandbox, CITATIONS, query, name=name, organization="Stanford University")
+    assert run.ok and run.trace[0]["items"][0]["organization"] == "Carnegie Mellon University"
+    assert made["kind"] == "not_found" and str(run.result) not in made["answer"]
+    assert made["answer"].startswith(f"No scholar named “{name}” at “Stanford University” was found. The closest are: {name} (Carnegie Mellon University")
+    assert made["candidates"][0]["question"] == f"How many citations does {name} at Carnegie Mellon University have?"
