@@ -163,9 +163,12 @@ class Ingress:
         ran = {k: outcome.get(k) for k in ("ok", "result", "error_type", "trace")}  # not stdout: the answer needs none
         composed = await self._stage("answer", timings, lambda: self.answer.explain.remote(query, ran, fuzzy_apis(self.spec)), on_stage)
         trace.language, trace.kind = composed["language"], composed["kind"]
+        # a run that took another scholar than the one asked for (or one of several namesakes) has
+        # facts, but not about the person asked: the record shows none (the request log keeps them)
+        shown = outcome["result"] if composed["kind"] == "answer" else None
         return Record(
             request_id=trace.request_id, query=query, language=composed["language"], solution=solution, code=code,
-            result=outcome["result"], ok=outcome["ok"], error=outcome["error"], error_type=outcome["error_type"],
+            result=shown, ok=outcome["ok"], error=outcome["error"], error_type=outcome["error_type"],
             code_attempts=trace.code_attempts, answer=composed["answer"], timings=timings,
             kind=composed["kind"], candidates=composed["candidates"], explanation=composed["explanation"],
         )

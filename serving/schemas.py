@@ -32,6 +32,8 @@ class Record(BaseModel):
     solution: str
     code: str
     result: Any = None
+    """The program's final result when `kind` is "answer"; None otherwise (a not-found or ambiguous
+    run may have read facts, but about someone other than the person asked)."""
     ok: bool = False
     error: str | None = None
     error_type: str | None = None

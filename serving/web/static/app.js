@@ -233,7 +233,7 @@ function showRecord(record) {
   if (!record.ok && record.kind === "answer") {
     show($("exec-error"), `For operators: the program failed in the sandbox (${record.error_type || "error"}): ${record.error || "no detail"}`);
   }
-  renderResult($("result"), record.result, record.ok ? "no result" : record.kind === "answer" ? "no result: the program failed" : "no result: see the answer above");
+  renderResult($("result"), record.result, record.kind !== "answer" ? "no result: see the answer above" : record.ok ? "no result" : "no result: the program failed");
   showExplanation(record.explanation || []);
   showCandidates(record.candidates || []);
 }
