@@ -84,8 +84,10 @@ def test_open_world_values_are_not_the_corpus_pools() -> None:
 
 
 def test_tokens_keep_initials_apostrophes_and_split_chinese() -> None:
-    q = "K.L. Wong O'Brien Booking.com 清华Li"
-    assert [q[a:b] for a, b in tokenize(q)] == ["K.L.", "Wong", "O'Brien", "Booking.com", "清", "华", "Li"]
+    q = "K.L. Wong O'Brien Booking.com 清华Li Cambridge's McGill UniversityPengdong"
+    assert [q[a:b] for a, b in tokenize(q)] == [
+        "K.L.", "Wong", "O'Brien", "Booking.com", "清", "华", "Li", "Cambridge", "'", "s", "McGill", "University", "Pengdong",
+    ]
 
 
 def test_a_missing_tagger_file_is_a_clear_error(tmp_path: Path) -> None:

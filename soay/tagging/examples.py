@@ -34,6 +34,10 @@ def fill(template: str, values: dict[str, str]) -> TaggedQuestion:
     return TaggedQuestion(text, spans)
 
 
+def placeholders(template: str) -> set[str]:
+    return {field for _, field, _, _ in _FORMATTER.parse(template) if field}
+
+
 def _casual(question: TaggedQuestion, rng: random.Random) -> TaggedQuestion:
     """Some people type everything in lower case, names included ("papers by wei zhang")."""
     return TaggedQuestion(question.text.lower(), question.spans) if rng.random() < 0.15 else question
@@ -62,8 +66,7 @@ def tagged_questions(
             for _ in range(per_template):
                 values = {
                     p: value_for(p, rng, language, (lambda r, p=p: r.choice(seen[p])) if seen.get(p) else None)
-                    for p in combination.placeholders
-                    if "{" + p + "}" in template
+                    for p in placeholders(template)
                 }
                 yield _casual(fill(template, values), rng)
     for t in triplets[:: max(1, len(triplets) // MAX_OWN_QUESTIONS)]:

@@ -26,16 +26,30 @@ import pycrfsuite
 
 _CJK = "\u3400-\u9fff"
 _L = rf"[^\W_{_CJK}]"
-TOKEN = re.compile(rf"[{_CJK}]|{_L}\.(?:{_L}\.)+|{_L}\.(?=\s)|{_L}(?:(?:{_L}|['’*&.\-])*{_L})?|\S")
+TOKEN = re.compile(rf"[{_CJK}]|{_L}\.(?:{_L}\.)+|{_L}\.(?=\s)|{_L}(?:(?:{_L}|['’](?!s\b)|[*&.\-])*{_L})?|\S")
 """Tokens: one CJK character; initials with their dots ("K.L.", "J."); a word with inner
-apostrophes, hyphens, dots ("O'Brien", "Soo-jin", "Booking.com"); any other single character."""
+apostrophes, hyphens, dots ("O'Brien", "Soo-jin", "Booking.com") but not a possessive's
+("Cambridge's" is "Cambridge", "'", "s": the name ends before it); any other single character."""
 
 Span = tuple[int, int, str]
 """(start, end, type) character offsets into the question."""
 
 
+_GLUED = re.compile(r"(?<=[a-z]{3})(?=[A-Z][a-z]{2})")
+"""Where two words were typed without a space ("Peking UniversityPengdong Ding"): a lower-case
+run of three, then a capitalised word. "McGill" and "OpenAI" stay whole; "DeepMind" splits,
+which costs nothing, as adjacent tokens of one span are joined again."""
+
+
 def tokenize(text: str) -> list[tuple[int, int]]:
-    return [m.span() for m in TOKEN.finditer(text)]
+    spans = []
+    for m in TOKEN.finditer(text):
+        start = m.start()
+        for cut in _GLUED.finditer(m.group(0)):
+            spans.append((start, m.start() + cut.start()))
+            start = m.start() + cut.start()
+        spans.append((start, m.end()))
+    return spans
 
 
 def _shape(word: str) -> str:
