@@ -6,15 +6,17 @@ becomes a program: kept here once so that SoAyEval scores exactly what the servi
 
 from __future__ import annotations
 
+import ast
 import math
+import re
 from statistics import fmean
 
 from soay.literals import snap_literals
-from soay.mentions import mask_code
+from soay.mentions import FAMILIES, mask_code, mention_markers
 from soay.prompts import END, restore_code
 from soay.sandbox.policy import PolicyViolation, check_code
 from soay.solutions import SolutionLibrary
-from soay.spec import ApiSpec
+from soay.spec import Api, ApiSpec
 from soay.tool_weights import ToolWeights
 
 
@@ -95,10 +97,100 @@ def code_max_tokens(max_model_len: int) -> int:
 
 
 def finish_code(completion: str, query: str, spec: ApiSpec, vocabulary: frozenset[str] = frozenset()) -> str:
-    """The program in a coder completion: text before the end marker, the mention markers
-    replaced by the question's mentions, and any search argument the model wrote itself snapped
-    to a span of the question (seeds/001 §4.4)."""
-    return snap_literals(restore_code(completion.split(END, 1)[0], query, vocabulary), query, spec)
+    """The program in a coder completion: text before the end marker, its head search given every
+    filter the question has (`with_question_filters`), the mention markers replaced by the
+    question's mentions, and any search argument the model wrote itself snapped to a span of the
+    question (seeds/001 §4.4)."""
+    program = with_question_filters(completion.split(END, 1)[0], query, spec, vocabulary)
+    return snap_literals(restore_code(program, query, vocabulary), query, spec)
+
+
+FAMILY_PARAMS = {
+    "e": ("name", "title"),
+    "o": ("organization", "affiliation", "institution"),
+    "v": ("interest", "field", "topic"),
+}
+"""The search parameter a mention of each marker family fills (soay/mentions.py): a name or title,
+an organisation, a research field; the first of these the search API has."""
+_MARKER = re.compile(r"<\|[eov]\d+\|>")
+
+
+def family_param(api: Api, family: str) -> str | None:
+    """The parameter of search `api` that a mention of `family` fills, or None when it has none."""
+    names = {p.name for p in api.params}
+    return next((p for p in FAMILY_PARAMS.get(family, ()) if p in names), None)
+
+
+def with_question_filters(code: str, query: str, spec: ApiSpec, vocabulary: frozenset[str] = frozenset()) -> str:
+    """`code` (masked: mention markers for literals) with its first search call carrying every
+    filter the question gives, and no more of them than the question has values for.
+
+    The program is copied from the nearest training question, which may have given other filters:
+
+    * a marker of a condition (the organisation co-authors must be at, the field they must work
+      on) that the question lacks takes a mention of its family the question has and the program
+      does not use, else the one a search filter of that family uses, which the search then gives
+      up: "Who at Peking University has worked with Wei Zhang?" copied from a program whose search
+      took the scholar's organisation <|o1|> and whose condition <|o2|> filters co-authors by
+      Peking University and Wei Zhang alone searched;
+    * each marker family the question has and the call lacks becomes a keyword argument (e: the
+      name, o: the organisation, v: the research field, FAMILY_PARAMS; only parameters the search
+      API has), with the family's first marker the program does not already use: the program
+      searched by a name and an organisation, this question gives a name and a research field, so
+      the search gets `interest=<|v1|>` too (and unmask_code drops the organisation it lacks).
+
+    Code without a search call it can read is returned as it is."""
+    searches = [a.name for a in spec.apis if a.kind == "fuzzy"]
+    call = re.search(rf"\b(?:{'|'.join(map(re.escape, searches))})\([^()]*\)", code) if searches else None
+    if call is None:
+        return code
+    text = _MARKER.sub(lambda m: f"_mk_{m.group(0)[2:-2]}", call.group(0))  # markers are no Python: read each as a name
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return code
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or any(k.arg is None for k in node.keywords):
+        return code
+
+    def source(part: ast.AST) -> str:
+        return re.sub(r"_mk_([eov]\d+)", r"<|\1|>", ast.get_source_segment(text, part) or "")
+
+    api = spec.api(node.func.id)
+    args = [source(a) for a in node.args]
+    keywords = {k.arg: source(k.value) for k in node.keywords}
+    markers = mention_markers(query, vocabulary)
+    asked = set(markers.values())
+    literal = {m for mention, m in markers.items() if repr(mention) in code or f'"{mention}"' in code}
+    before, after = code[: call.start()], code[call.end() :]
+    changed = False
+    for missing in dict.fromkeys(_MARKER.findall(before + after)):
+        if missing in asked or missing[2] == "e":
+            continue
+        used = set(_MARKER.findall(before + after)) | set(_MARKER.findall(" ".join([*args, *keywords.values()]))) | literal
+        free = [m for m in _family(markers.values(), missing[2]) if m not in used]
+        donor = next((p for p, v in keywords.items() if v in asked and v[2] == missing[2] and _MARKER.fullmatch(v)), None)
+        if free:
+            value = free[0]
+        elif donor is not None:
+            value = keywords.pop(donor)
+        else:
+            continue
+        before, after, changed = before.replace(missing, value), after.replace(missing, value), True
+    passed = {p.name for p in api.params[: len(args)]} | set(keywords)
+    used = set(_MARKER.findall(before + after)) | set(_MARKER.findall(" ".join([*args, *keywords.values()]))) | literal
+    for family in FAMILIES:
+        param = family_param(api, family)
+        free = [m for m in _family(markers.values(), family) if m not in used]
+        if param is not None and param not in passed and free:
+            keywords[param], changed = free[0], True
+    if not changed:
+        return code
+    return f"{before}{api.name}({', '.join([*args, *(f'{k}={v}' for k, v in keywords.items())])}){after}"
+
+
+def _family(markers, family: str) -> list[str]:
+    """The markers of `family`, by number."""
+    return sorted((m for m in markers if m[2] == family), key=lambda m: int(m[3:-2]))
 
 
 def code_problem(code: str, spec: ApiSpec) -> str | None:

@@ -19,7 +19,11 @@ INDENT = "    "
 
 
 def build_code(spec: ApiSpec, combination: Combination, solution: Solution, values: dict[str, str]) -> str:
-    """Code answering `combination` for the placeholder `values` (head inputs and branch value)."""
+    """Code answering `combination` for the placeholder `values` (head inputs and branch value).
+
+    The head search gets exactly the head inputs `values` holds, in the API's parameter order: a
+    question that gives a name and a research field searches by both, one that gives the name
+    alone by the name alone."""
     return "\n".join(_Writer(spec, combination, solution, values).lines) + "\n"
 
 
@@ -73,7 +77,10 @@ class _Writer:
 
     def _write(self) -> None:
         c, s = self.c, self.s
-        head_args = ", ".join(f"{k}={self.values[k]!r}" for k in c.inputs)
+        given = [p.name for p in self.spec.api(s.head).params if p.name in c.head_inputs and p.name in self.values]
+        if not given:
+            raise ValueError(f"{c.id}: no value for any head input ({', '.join(c.head_inputs)})")
+        head_args = ", ".join(f"{k}={self.values[k]!r}" for k in given)
         var = self.call(0, head_args, 0)
         for i, coupling in enumerate(s.couplings):
             found = self.container(var, i, coupling)

@@ -9,6 +9,14 @@ written in YAML is enough to make verified training data for any domain.
 Combinations live in `soay/intents/<domain>.yaml` and are checked against the solution library
 when loaded: an unknown solution, attribute or placeholder, or an intent that a shorter solution
 already answers (the concise rule at the level of combinations), is an error.
+
+A question may give a search more than the name it asks about: a scholar's organisation, a research
+field. A combination's `filters` are the head parameters its phrasings may give or leave out, so
+"Citation count of Wei Zhang", "... of Wei Zhang at Tsinghua University" and "... of Wei Zhang, who
+works on graph neural networks" are phrasings of one combination, and each question's program
+searches with exactly the filters it gives (`Combination.given`). Its held-out phrasings (the last
+two of each language, soay/splits.py) give exactly its `inputs`, so the evaluation splits ask what
+they always asked.
 """
 
 from __future__ import annotations
@@ -90,6 +98,13 @@ class Combination(BaseModel):
     id: str = Field(pattern=r"^[a-z0-9_]+$")
     solution: str
     inputs: tuple[str, ...]
+    """The head parameters its held-out phrasings give (the first names what is asked about)."""
+    filters: tuple[str, ...] = ()
+    """Head parameters that narrow the search (an organisation, a research interest) and that a
+    phrasing may give or leave out; every other input and branch value a phrasing must give."""
+    group: bool = False
+    """The question asks about what the head search finds as a whole (the scholars at an
+    organisation), not about one entity it names: its answer is read off the search's results."""
     pick: dict[int, Pick] = Field(default_factory=dict)
     answer: Answer
     phrasings: dict[str, tuple[str, ...]]
@@ -119,10 +134,35 @@ class Combination(BaseModel):
         return "branch" if self.answer.op in ("filter", "max", "min") else "lookup"
 
     @property
-    def placeholders(self) -> set[str]:
+    def branch_placeholders(self) -> set[str]:
+        """Placeholders that are no head input: the value a condition compares with."""
         where = self.answer.where
-        extra = {where.contains} if where and where.contains else set()
-        return set(self.inputs) | extra
+        return {where.contains} if where and where.contains else set()
+
+    @property
+    def placeholders(self) -> set[str]:
+        """The placeholders of its held-out phrasings: the inputs and any branch value."""
+        return set(self.inputs) | self.branch_placeholders
+
+    @property
+    def head_inputs(self) -> tuple[str, ...]:
+        """Every head parameter a phrasing may give: the inputs, then the other filters."""
+        return self.inputs + tuple(f for f in self.filters if f not in self.inputs)
+
+    @property
+    def required_placeholders(self) -> set[str]:
+        """What every phrasing gives: the inputs that are no filter, and any branch value."""
+        return (set(self.inputs) - set(self.filters)) | self.branch_placeholders
+
+    @property
+    def accepted_placeholders(self) -> set[str]:
+        """What a phrasing may give: every head input and any branch value."""
+        return set(self.head_inputs) | self.branch_placeholders
+
+    def given(self, template: str) -> tuple[str, ...]:
+        """The head inputs a phrasing gives, in `head_inputs` order: what its program searches with."""
+        used = template_placeholders(template)
+        return tuple(k for k in self.head_inputs if k in used)
 
     @property
     def output(self) -> str:
@@ -133,6 +173,11 @@ class Combination(BaseModel):
 
     def template_id(self, language: str, index: int) -> str:
         return f"{self.id}/{language}/{index}"
+
+
+def template_placeholders(template: str) -> set[str]:
+    """The placeholders a template writes (`{name}` ...)."""
+    return {f for _, f, _, _ in string.Formatter().parse(template) if f}
 
 
 class CombinationSet:
@@ -195,11 +240,15 @@ def _validate(c: Combination, spec: ApiSpec, library: SolutionLibrary) -> None:
         raise ValueError(f"{where}: {c.solution!r} is not in the solution library")
     solution = library.get(c.apis)
     head = spec.api(solution.head)
-    unknown = set(c.inputs) - {p.name for p in head.params}
+    unknown = (set(c.inputs) | set(c.filters)) - {p.name for p in head.params}
     if unknown:
         raise ValueError(f"{where}: {head.name} has no parameter {', '.join(sorted(unknown))}")
     if not c.inputs:
         raise ValueError(f"{where}: needs at least one head input")
+    if not set(c.inputs) - set(c.filters):
+        raise ValueError(f"{where}: every input is a filter; a phrasing must give at least one of them for sure")
+    if c.branch_placeholders & set(c.head_inputs):
+        raise ValueError(f"{where}: a branch value cannot also be a head input")
     for hop, pick in c.pick.items():
         if not 0 <= hop < c.hops - 1:
             raise ValueError(f"{where}: pick hop {hop} out of range (a pick chooses what feeds the next API)")
@@ -215,9 +264,16 @@ def _validate(c: Combination, spec: ApiSpec, library: SolutionLibrary) -> None:
         if lang not in LANGUAGES:
             raise ValueError(f"{where}: unsupported language {lang!r}")
         for t in templates:
-            used = {f for _, f, _, _ in string.Formatter().parse(t) if f}
-            if used != c.placeholders:
-                raise ValueError(f"{where}: template {t!r} uses {sorted(used)}, expected {sorted(c.placeholders)}")
+            used = template_placeholders(t)
+            if not c.required_placeholders <= used <= c.accepted_placeholders:
+                expected = sorted(c.required_placeholders) + [f"[{f}]" for f in sorted(c.accepted_placeholders - c.required_placeholders)]
+                raise ValueError(f"{where}: template {t!r} uses {sorted(used)}, expected {expected}")
+    for lang, templates in c.phrasings.items():
+        held = templates[-2:] if len(templates) > 2 else templates[-1:] if len(templates) > 1 else ()
+        for t in held:  # the evaluation splits' own phrasings (soay/splits.py held_out_for)
+            if template_placeholders(t) != c.placeholders:
+                raise ValueError(f"{where}: held-out phrasing {t!r} uses {sorted(template_placeholders(t))}, "
+                                 f"expected exactly {sorted(c.placeholders)} (write phrasings with other filters before it)")
     if len(c.templates("en")) < 2 or not c.templates("zh"):
         raise ValueError(f"{where}: needs at least two English phrasings and one Chinese phrasing")
     if c.loop_hop is None:

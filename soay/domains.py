@@ -67,6 +67,12 @@ class Domain:
             raise ValueError(f"{self.name} is a live API: it has no corpus to build")
         return resolve(self.corpus_builder)(Path(db_path), size, seed, progress=progress)
 
+    def corpus_schema_version(self) -> str:
+        """The builder module's SCHEMA_VERSION: a corpus written in an older layout is rebuilt."""
+        if self.corpus_builder is None:
+            raise ValueError(f"{self.name} is a live API: it has no corpus")
+        return str(resolve(f"{self.corpus_builder.partition(':')[0]}:SCHEMA_VERSION"))
+
 
 def resolve(path: str) -> Any:
     """Import `package.module:attribute`."""

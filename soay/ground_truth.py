@@ -5,6 +5,10 @@ from), so it never goes through the fuzzy search the generated code must get rig
 kept only when the code, run in the sandbox from the query's words alone, lands on the same
 answer. Instances without one clear answer (an empty list to pick from, a tie for the maximum,
 an empty result) are reported as `Unanswerable` and not used.
+
+A `group` combination (the scholars at an organisation, in a field) names no entity: what it asks
+about is what the search finds for the question's words, so its answer starts from the search's
+results themselves.
 """
 
 from __future__ import annotations
@@ -31,12 +35,14 @@ def ground_truth(
 ) -> tuple[Any, dict[str, str]]:
     """The answer and the full placeholder values (a branch value is chosen here so it matches).
 
-    `values` holds the head inputs; when the combination filters on a condition whose value is
-    not a head input, a value is drawn from the candidates actually present so the answer is
-    not empty.
+    `values` holds the head inputs the question gives; when the combination filters on a
+    condition whose value is not a head input, a value is drawn from the candidates actually
+    present so the answer is not empty.
     """
-    head = env.head_record(solution.head, entity_id)
-    results = [head]
+    if combination.group:
+        results = env.call(solution.head, **{k: values[k] for k in combination.head_inputs if k in values})
+    else:
+        results = [env.head_record(solution.head, entity_id)]
     loop = combination.loop_hop
     for i, coupling in enumerate(solution.couplings):
         pick = combination.pick.get(i, "first")

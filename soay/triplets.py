@@ -10,6 +10,13 @@ a clarification rather than a value (soay/clarifications.py, by soay/outcomes.py
 several entities carry, asked about without the organisation that would tell them apart, or a
 name nobody carries. Their ground truth is that clarification, and the run verifies them when
 its call trace gives the same outcome.
+
+Each phrasing gives the head search what it gives: the name alone, or with the organisation, the
+research field or both (a combination's `filters`). A candidate takes the entity's values of
+exactly those, and its ground truth and program use them and nothing else. A `group` combination
+(the scholars at an organisation) asks about the search's results, not one entity: its question is
+filed under the first scholar the search finds, whose split it takes (an organisation asked about
+in test is asked about in test only), and it makes no clarification question.
 """
 
 from __future__ import annotations
@@ -46,6 +53,9 @@ AMBIGUOUS_SEARCHES = 100
 NAMESAKE_GIVE_UP = 400
 """Searches of a head API without a single shared name, after which its names count as unique."""
 FABRICATION_TRIES = 8
+GROUP_TRIES = 200
+"""Entities drawn, at most, to find a group (organisation, field) whose search puts a scholar of
+the split first."""
 
 
 class CombinationRef(BaseModel):
@@ -182,7 +192,7 @@ class TripletFactory:
         rng = random.Random(f"{unit.seed}/{c.id}/{unit.split}")
         # clarifications draw from a stream of their own: the ordinary candidates stay those of share 0
         clarify = random.Random(f"{unit.seed}/{c.id}/{unit.split}/clarification")
-        searches = self.combinations.spec.api(solution.head).kind == "fuzzy"
+        searches = self.combinations.spec.api(solution.head).kind == "fuzzy" and not c.group
         out = UnitResult()
         seen: set[tuple] = set()
         budget = unit.count * self.max_attempts
@@ -197,7 +207,7 @@ class TripletFactory:
                 if candidate is not None:
                     batch.append(candidate)
                     turn += 1
-            for candidate, verified in zip(batch, self._verify(batch, out.stats)):
+            for candidate, verified in zip(batch, self._verify(batch, out.stats, c)):
                 if verified is None:
                     continue
                 source, code = verified
@@ -228,13 +238,19 @@ class TripletFactory:
         """One instantiated query with its answer and code to try, or None (counted in stats)."""
         stats["attempts"] += 1
         solution = self.combinations.solution(c)
-        entity_id = self._sample(self.combinations.spec.api(solution.head).entity, split, rng)
+        language, index, text = template
+        given = c.given(text)  # the head inputs this phrasing gives: the program searches with these
+        entity = self.combinations.spec.api(solution.head).entity
+        if c.group:
+            entity_id, head_values = self._group(solution.head, entity, given, split, rng)
+        else:
+            entity_id = self._sample(entity, split, rng)
+            head_values = self.env.head_inputs(solution.head, entity_id) if entity_id is not None else {}
         if entity_id is None:
             stats["no_entity"] += 1
             return None
-        head_values = self.env.head_inputs(solution.head, entity_id)
         try:
-            answer, values = ground_truth(self.env, c, solution, entity_id, {k: head_values[k] for k in c.inputs}, rng)
+            answer, values = ground_truth(self.env, c, solution, entity_id, {k: head_values[k] for k in given}, rng)
         except Unanswerable:
             stats["unanswerable"] += 1
             return None
@@ -243,12 +259,26 @@ class TripletFactory:
             stats["duplicate"] += 1
             return None
         seen.add(key)
-        language, index, text = template
         query = text.format(**values)
         codes = [("template", build_code(self.combinations.spec, c, solution, values))]
         if self.propose_code is not None and (proposed := self.propose_code(query, str(solution))):
             codes.insert(0, ("teacher", proposed))
-        return _Candidate(entity_id, values, answer, query, language, index, codes, split, {k: values[k] for k in c.inputs})
+        return _Candidate(entity_id, values, answer, query, language, index, codes, split, {k: values[k] for k in given})
+
+    def _group(self, head: str, entity: str, given: tuple[str, ...], split: str, rng: random.Random) -> tuple[str | None, dict[str, str]]:
+        """(entity, its head inputs) for a group question: a random entity's values of the `given`
+        head inputs (its organisation, its field), searched; the question is filed under the first
+        scholar the search finds (as soay/log_triplets.py files a logged one-hop program), and
+        belongs to that scholar's split. The search decides it, so an organisation asked about in
+        test is never asked about in training."""
+        key = self.combinations.spec.entities[entity].key
+        for _ in range(GROUP_TRIES):
+            values = self.env.head_inputs(head, self.env.sample_entity(entity, rng))
+            found = self.env.call(head, **{k: values[k] for k in given})
+            first = found[0].get(key) if found and isinstance(found[0], dict) else None
+            if first is not None and entity_split(str(first), self.test_fraction, self.validation_fraction) == split:
+                return str(first), values
+        return None, {}
 
     # --- clarification questions ------------------------------------------------------------------
 
@@ -283,12 +313,15 @@ class TripletFactory:
         rng: random.Random, stats: Counter,
     ) -> _Candidate | None:
         """A question about a name several entities of `split` carry, phrased without the
-        organisation that would tell them apart, or with one they share."""
+        organisation (or field) that would tell them apart, or with one they share."""
         spec = self.combinations.spec
         head = solution.head
         entity = spec.api(head).entity
         key = spec.entities[entity].key
-        name_param, narrowing = c.inputs[0], c.inputs[1:]
+        name_param = c.inputs[0]
+        written = templates[turn % len(templates)]
+        given = c.given(written[2])
+        narrowing = tuple(k for k in given if k != name_param)
         if self._namesake_searches[head] >= NAMESAKE_GIVE_UP and not self._namesake_hits[head]:
             return None  # this entity's names are not shared in this corpus (publication titles)
         for _ in range(AMBIGUOUS_SEARCHES):
@@ -296,7 +329,7 @@ class TripletFactory:
             if entity_id is None:
                 return None
             head_values = self.env.head_inputs(head, entity_id)
-            values = {k: head_values[k] for k in c.inputs}
+            values = {k: head_values[k] for k in given}
             self._namesake_searches[head] += 1
             found = namesakes(self.env, head, name_param, values[name_param])
             if found is None or len(found[1]) < 2:
@@ -305,9 +338,9 @@ class TripletFactory:
             name_field, records = found
             shared = ambiguous_among(records, name_field, {k: values[k] for k in narrowing})
             if shared is not None:  # the question as written (with its organisation) leaves several
-                phrasing, candidates = templates[turn % len(templates)], shared
+                phrasing, candidates = written, shared
             else:
-                phrasing = self._unqualified(templates, turn, narrowing)
+                phrasing = self._unqualified(c, templates, turn)
                 if phrasing is None:
                     stats["ambiguous_no_phrasing"] += 1
                     return None
@@ -321,10 +354,9 @@ class TripletFactory:
                 stats["unanswerable"] += 1
                 continue
             language, index, text = phrasing
-            asked = c.model_copy(update={"inputs": tuple(k for k in c.inputs if k in values)})
             all_values = {**values, **extra}
-            code = build_code(spec, asked, solution, all_values)
-            head_args = {k: values[k] for k in asked.inputs}
+            code = build_code(spec, c, solution, all_values)
+            head_args = {k: values[k] for k in c.head_inputs if k in values}
             answer = ambiguous_answer(head, head_args, values[name_param], ids)
             query = text.format(**all_values)
             return _Candidate(self._own(ids, split), all_values, answer, query, language, index, [("template", code)], split, head_args)
@@ -336,15 +368,22 @@ class TripletFactory:
     ) -> _Candidate | None:
         """A question about a name nobody carries: an entity of `split`'s name with its words
         spliced with another name's, checked to match nothing; its other inputs (organisation,
-        interest) stay the entity's."""
+        interest) stay the entity's. It is asked in full, in a phrasing (from `turn` on) that
+        gives at least the combination's inputs: nothing but the made-up name keeps it from an
+        answer."""
         head = solution.head
         entity = self.combinations.spec.api(head).entity
+        full = [templates[(turn + k) % len(templates)] for k in range(len(templates))]
+        phrasing = next((p for p in full if set(c.inputs) <= set(c.given(p[2]))), None)
+        if phrasing is None:
+            stats["not_found_no_phrasing"] += 1
+            return None
         entity_id = self._sample(entity, split, rng)
         if entity_id is None:
             return None
         name_param = c.inputs[0]
         head_values = self.env.head_inputs(head, entity_id)
-        values = {k: head_values[k] for k in c.inputs}
+        values = {k: head_values[k] for k in c.given(phrasing[2])}
         for _ in range(FABRICATION_TRIES):
             donor = self.env.head_inputs(head, self.env.sample_entity(entity, rng))[name_param]
             made = fabricate(values[name_param], donor, rng)
@@ -358,7 +397,7 @@ class TripletFactory:
         if extra is None:
             stats["unanswerable"] += 1
             return None
-        language, index, text = templates[turn % len(templates)]
+        language, index, text = phrasing
         all_values = {**args, **extra}
         code = build_code(self.combinations.spec, c, solution, all_values)
         return _Candidate(entity_id, all_values, not_found_answer(head, args, made), text.format(**all_values), language, index,
@@ -368,10 +407,12 @@ class TripletFactory:
         """The entity a clarification is filed under: its first candidate of its own split."""
         return next((i for i in ids if entity_split(i, self.test_fraction, self.validation_fraction) == split), ids[0])
 
-    def _unqualified(self, templates: list[tuple[str, int, str]], turn: int, drop: tuple[str, ...]) -> tuple[str, int, str] | None:
-        """The first phrasing from `turn` on that reads well without the `drop` placeholders."""
+    def _unqualified(self, c: Combination, templates: list[tuple[str, int, str]], turn: int) -> tuple[str, int, str] | None:
+        """The first phrasing from `turn` on that gives the name alone: one written so, or one
+        that reads well without the clauses giving its other head inputs (an organisation)."""
         for k in range(len(templates)):
             language, index, text = templates[(turn + k) % len(templates)]
+            drop = [p for p in c.given(text) if p != c.inputs[0]]
             if (shorter := unqualified(text, language, drop)) is not None:
                 return language, index, shorter
         return None
@@ -412,6 +453,22 @@ class TripletFactory:
         answer = ambiguous_answer(api, candidate.head_args, candidate.head_args[name_param], ids)
         return answer if clarification_matches(answer, outcome, key) else None
 
+    def _right_for_first(self, c: Combination, candidate: _Candidate, api: str | None, result: Any) -> bool:
+        """Whether a run's result is the ground truth of the entity its search put first (the
+        namesake the program went on with)."""
+        if not api or not result.ok:
+            return False
+        found = self.env.call(api, **candidate.head_args)
+        spec = self.combinations.spec
+        key = spec.entities[spec.api(api).entity].key
+        if not found or not isinstance(found[0], dict) or found[0].get(key) is None:
+            return False
+        try:
+            expected, _ = ground_truth(self.env, c, self.combinations.solution(c), str(found[0][key]), dict(candidate.values), random.Random(0))
+        except Unanswerable:
+            return False
+        return answers_match(expected, result.result)
+
     def _sample(self, entity: str, split: str, rng: random.Random) -> str | None:
         """A random entity of `split` (rejection sampling on the stable split hash)."""
         for _ in range(200):
@@ -420,12 +477,15 @@ class TripletFactory:
                 return entity_id
         return None
 
-    def _verify(self, batch: list[_Candidate], stats: Counter) -> list[tuple[str, str] | None]:
+    def _verify(self, batch: list[_Candidate], stats: Counter, combination: Combination | None = None) -> list[tuple[str, str] | None]:
         """For each candidate, the first (source, code) whose sandboxed result is its answer: for a
         clarification, whose call trace gives the same outcome (soay.clarifications). An ordinary
         candidate whose run finds namesakes its question does not tell apart is kept as that
         clarification when the environment bears it out (its answer and entity are replaced),
-        never as the value the first namesake gave."""
+        never as the value the first namesake gave; and, given its `combination`, only when that
+        value is right for the first namesake (the program is right whichever one is meant: a
+        question by a name alone finds namesakes often, and its run's outcome alone would keep a
+        program that computes the wrong thing)."""
         verified: list[tuple[str, str] | None] = [None] * len(batch)
         pending = list(range(len(batch)))
         attempt = 0
@@ -447,6 +507,9 @@ class TripletFactory:
                     stats[f"{source}_exec_error" if outcome.kind == "answer" and not result.ok else f"{source}_mismatch"] += 1
                 elif outcome.kind == AMBIGUOUS:
                     answer = self._as_ambiguous(candidate, outcome)
+                    if answer is not None and combination is not None and not self._right_for_first(combination, candidate, outcome.api, result):
+                        stats["ambiguous_run_wrong_answer"] += 1
+                        answer = None
                     if answer is None:
                         stats["ambiguous_run"] += 1
                     else:

@@ -45,7 +45,7 @@ def test_settings_come_from_file_then_environment(tmp_path):
 def test_solutions_lists_the_library():
     result = invoke("solutions")
     assert result.exit_code == 0
-    assert "15 solutions, 49 combinations" in result.output
+    assert "15 solutions, 52 combinations" in result.output
     as_json = json.loads(invoke("solutions", "--json").output)
     assert len(as_json["solutions"]) == 15 and as_json["heads"] == ["searchPerson", "searchPublication"]
 

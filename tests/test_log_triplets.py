@@ -75,7 +75,7 @@ def test_a_program_without_an_optional_head_input_is_recognised(domain):
     for c in domain.combinations:
         head = domain.spec.api(c.apis[0])
         optional = [p for p in c.inputs[1:] if not next(q for q in head.params if q.name == p).required]
-        if not optional:
+        if not optional or c.group:  # a group question without its field is another one (scholars_at_organization)
             continue
         asked = c.model_copy(update={"inputs": tuple(p for p in c.inputs if p not in optional)})
         values = {p: f"v{n}" for n, p in enumerate(sorted(asked.placeholders))}

@@ -41,12 +41,13 @@ def corpus_meta(db_path: Path) -> dict[str, str]:
 
 
 def ensure_corpus(domain_name: str, db_path: Path, size: int, seed: int, show_progress: bool = True) -> Path:
-    """The corpus path, (re)building it unless one of this domain, size and seed is there.
+    """The corpus path, (re)building it unless one of this domain, size, seed and layout is there.
 
-    A corpus built with other settings is replaced rather than silently reused: the triplets'
-    entities and answers depend on it.
+    A corpus built with other settings or by an older builder is replaced rather than silently
+    reused: the triplets' entities and answers depend on it.
     """
-    wanted = {"domain": domain_name, "size": str(size), "seed": str(seed)}
+    wanted = {"domain": domain_name, "size": str(size), "seed": str(seed),
+              "schema_version": get_domain(domain_name).corpus_schema_version()}
     meta = corpus_meta(db_path) if db_path.is_file() else {}
     if {k: meta.get(k) for k in wanted} != wanted:
         build_corpus(domain_name, db_path, size, seed, show_progress)

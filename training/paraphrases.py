@@ -5,11 +5,13 @@ The templates teach the model; these questions, written by hand and kept out of 
 template. Each one borrows a held-out test triplet of its combination: its entities fill the
 placeholders and its gold solution, code and answer stay the reference. Clarification triplets
 (a name nobody or several carry, soay/clarifications.py) lend none: their inputs leave out the
-organisation the hand-written phrasings name.
+organisation the hand-written phrasings name; nor does a case whose question gave other filters
+(soay/combinations.py) than a phrasing names.
 """
 
 from __future__ import annotations
 
+import string
 from collections import defaultdict
 from pathlib import Path
 
@@ -30,7 +32,9 @@ def paraphrased_triplets(path: Path, test: list[Triplet], per_phrasing: int = 3)
     for combination, by_language in data["paraphrases"].items():
         for language, texts in by_language.items():
             for i, text in enumerate(texts):
-                for t in by_combination.get(combination, [])[:per_phrasing]:
+                needs = {f for _, f, _, _ in string.Formatter().parse(text) if f}
+                # a test case asked with other filters (the name alone, say) lacks a value this phrasing gives
+                for t in [t for t in by_combination.get(combination, []) if needs <= set(t.inputs)][:per_phrasing]:
                     out.append(
                         t.model_copy(
                             update={

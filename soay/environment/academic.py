@@ -74,9 +74,6 @@ _GENERIC_ORG_WORDS = frozenset(
         "applied",
     }
 )
-_TIER = {position: tier for position, _, _, tier in names.POSITIONS}
-
-
 def _weighted_jaccard(query: frozenset[str], target: frozenset[str]) -> float:
     """Token overlap in which generic organisation words count a fifth of a distinctive word."""
 
@@ -261,16 +258,19 @@ class AcademicEnvironment(SpecDispatch):
     def getCoauthors(self, person_id: str) -> list[dict[str, Any]]:
         """Co-authors by joint publications (desc), then name, then id; at most 30.
 
-        The relation is seen from the queried scholar: "advisor" when the co-author is senior
-        (a professor-level position) and the scholar junior (student or postdoc) and they share
-        at least two papers, "student" the other way round, else "coauthor".
+        The relation is seen from the queried scholar: "advisor" for the one who advised them
+        (each student has one, a senior at their organisation, as in a real advising record),
+        "student" for those they advised, else "coauthor". A record, not a guess from seniority
+        and joint papers: that guess gave some students a dozen "advisors".
         """
         pid = self._id("getCoauthors", "person_id", person_id)
-        me = self._one("SELECT id, position FROM person WHERE pid = ?", pid)
+        me = self._one("SELECT id FROM person WHERE pid = ?", pid)
         if me is None:
             return []
+        advisor = self._scalar("SELECT advisor_id FROM advising WHERE student_id = ?", me[0])
+        students = {r[0] for r in self._rows("SELECT student_id FROM advising WHERE advisor_id = ?", me[0])}
         rows = self._rows(
-            "SELECT p.pid, p.name, p.position, c.n FROM ("
+            "SELECT p.pid, p.name, p.id, c.n FROM ("
             "  SELECT a2.person_id AS person_id, count(*) AS n FROM authorship a1"
             "  JOIN authorship a2 ON a2.pub_id = a1.pub_id"
             "  WHERE a1.person_id = ?1 AND a2.person_id != ?1 GROUP BY a2.person_id) c "
@@ -278,11 +278,8 @@ class AcademicEnvironment(SpecDispatch):
             me[0],
             COAUTHOR_LIMIT,
         )
-        my_tier = _TIER[me[1]]
-        return [
-            {"person_id": r[0], "name": r[1], "relation": _relation(my_tier, _TIER[r[2]], r[3]), "num_joint_pubs": r[3]}
-            for r in rows
-        ]
+        relation = {advisor: "advisor"} | dict.fromkeys(students, "student")
+        return [{"person_id": r[0], "name": r[1], "relation": relation.get(r[2], "coauthor"), "num_joint_pubs": r[3]} for r in rows]
 
     def getPersonInterest(self, person_id: str) -> list[str]:
         """Research interests, strongest first."""
@@ -503,14 +500,6 @@ class AcademicEnvironment(SpecDispatch):
     def _scalar(self, sql: str, *params: Any) -> Any:
         row = self._one(sql, *params)
         return row[0] if row else None
-
-
-def _relation(my_tier: str, their_tier: str, joint: int) -> str:
-    if joint >= 2 and my_tier == "junior" and their_tier == "senior":
-        return "advisor"
-    if joint >= 2 and my_tier == "senior" and their_tier == "junior":
-        return "student"
-    return "coauthor"
 
 
 def _marks(values: list) -> str:

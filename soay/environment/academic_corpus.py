@@ -47,7 +47,7 @@ MAX_AUTHORS = len(AUTHOR_COUNT_P)
 MAX_INTERESTS = 5
 MIN_DUPLICATE_NAME_FRACTION = 0.12
 CHUNK = 50_000
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the advising table
 
 _SPLIT = re.compile(r"[\W_]+")
 _FTS_TOKENIZER = "unicode61 remove_diacritics 2"
@@ -990,6 +990,9 @@ CREATE TABLE publication(
     id INTEGER PRIMARY KEY, pid TEXT NOT NULL, title TEXT NOT NULL, title_norm TEXT NOT NULL,
     year INTEGER NOT NULL, abstract TEXT NOT NULL, venue_id INTEGER NOT NULL REFERENCES venue(id),
     num_citation INTEGER NOT NULL, pdf_url TEXT NOT NULL);
+CREATE TABLE advising(
+    student_id INTEGER PRIMARY KEY REFERENCES person(id),
+    advisor_id INTEGER NOT NULL REFERENCES person(id));
 CREATE TABLE authorship(
     pub_id INTEGER NOT NULL REFERENCES publication(id), position INTEGER NOT NULL,
     person_id INTEGER NOT NULL REFERENCES person(id),
@@ -1004,6 +1007,7 @@ CREATE INDEX person_interest_cited ON person_interest(field_id, num_citation DES
 CREATE UNIQUE INDEX publication_pid ON publication(pid);
 CREATE INDEX publication_title ON publication(title_norm);
 CREATE INDEX authorship_person ON authorship(person_id, pub_id);
+CREATE INDEX advising_advisor ON advising(advisor_id);
 CREATE INDEX organization_name ON organization(name_norm);
 CREATE VIRTUAL TABLE person_fts USING fts5(name, content='', tokenize='{_FTS_TOKENIZER}');
 CREATE VIRTUAL TABLE publication_fts USING fts5(title, content='', tokenize='{_FTS_TOKENIZER}');
@@ -1068,6 +1072,8 @@ def _write(
             p.num_citation[person].tolist(),
         ),
     )
+    students = np.flatnonzero(p.advisor >= 0)
+    conn.executemany("INSERT INTO advising VALUES (?, ?)", zip((students + 1).tolist(), (p.advisor[students] + 1).tolist()))
     seen = np.zeros(0, dtype=np.uint64)
     for start, end in _chunks(papers.n):
         rows, seen = _publication_rows(seed, start, end, papers, vocab, seen)
