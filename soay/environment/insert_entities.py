@@ -6,9 +6,11 @@ into a corpus built by `build_academic_corpus` the way the generator would have 
 that every API of soay/environment/academic.py finds them:
 
 * a scholar becomes a `person` row (new ids after the corpus's last, so rows stay numbered 1..N),
-  with `person_fts` over the name and also the Chinese name and aliases (searchPerson finds the
-  scholar by any of them), `person_interest` rows, and the organisation: an existing one of the
-  same (normalised) name, else a new `organization` row (its Chinese name indexed too);
+  with its Chinese name in `name_zh` (corpus layout 3) and `person_fts` over the name and also the
+  Chinese name and aliases (searchPerson finds the scholar by any of them), `person_interest` rows,
+  and the organisation: an existing one of the same (normalised) name or Chinese name, else a new
+  `organization` row (its Chinese name in `name_zh` and indexed too). Chinese text is indexed the
+  way the generator indexes it, a character a word (`fts_words`);
 * an interest the corpus has no field for becomes a new `field` row, so that searchPerson's
   interest matching and its no-name group search see it;
 * a publication becomes a `publication` row (a new `venue` when the corpus has none of that name)
@@ -45,7 +47,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from soay.environment import academic_names as names
-from soay.environment.academic_corpus import normalize
+from soay.environment.academic_corpus import fts_words, normalize
 
 OPEN_WORLD_AREA = "open_world"
 """The area of a field that an inserted interest adds."""
@@ -188,6 +190,9 @@ class _Writer:
         self.tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if "advising" not in self.tables:
             raise ValueError("the corpus has no advising table (a layout before 2): rebuild it with `soay corpus build`")
+        # Layout 3 has Chinese names (name_zh) of persons, organisations and fields; a layout-2
+        # corpus takes the scholars without them (the names are still indexed).
+        self.zh = {t: any(r[1] == "name_zh" for r in conn.execute(f"PRAGMA table_info({t})")) for t in ("person", "organization")}
         self.row: dict[str, int] = {}  # scholar id -> person row id
         self.org: dict[str, int] = {}  # scholar id -> organization row id
 
@@ -220,23 +225,32 @@ class _Writer:
     def _organization(self, s: Scholar) -> int:
         norm = normalize(s.organization)
         found = self._scalar("SELECT id FROM organization WHERE name_norm = ?", norm)
+        if found is None and s.organization_zh and self.zh["organization"]:
+            found = self._scalar("SELECT id FROM organization WHERE name_zh = ?", s.organization_zh.strip())
         if found is None:
             found = (self._scalar("SELECT max(id) FROM organization") or 0) + 1
             domain = s.email.rpartition("@")[2] if s.email and "@" in s.email else f"{norm.replace(' ', '')[:24] or 'org'}.example"
-            self.conn.execute("INSERT INTO organization VALUES (?, ?, ?, ?, ?, ?)",
-                              (found, s.organization, norm, _organization_kind(norm), "", domain))
+            row = (found, s.organization, norm, _organization_kind(norm), "", domain)
+            if self.zh["organization"]:
+                self.conn.execute("INSERT INTO organization VALUES (?, ?, ?, ?, ?, ?, ?)", (*row, (s.organization_zh or "").strip()))
+            else:
+                self.conn.execute("INSERT INTO organization VALUES (?, ?, ?, ?, ?, ?)", row)
             self.conn.execute("INSERT INTO organization_fts(rowid, name) VALUES (?, ?)", (found, s.organization))
             self.out.notes.append(f"organisation {s.organization!r} added")
         if s.organization_zh and not self._scalar(
             "SELECT 1 FROM organization_fts WHERE organization_fts MATCH ? AND rowid = ?", _phrase(s.organization_zh), found
         ):
             # a second index entry of the same organisation: found by its Chinese name too
-            self.conn.execute("INSERT INTO organization_fts(rowid, name) VALUES (?, ?)", (found, s.organization_zh))
+            self.conn.execute("INSERT INTO organization_fts(rowid, name) VALUES (?, ?)", (found, fts_words(s.organization_zh)))
         return found
 
     def _fields(self) -> dict[str, str]:
         """Declared interest -> the corpus's field name, adding a field for each new one."""
         existing = {normalize(name): name for (name,) in self.conn.execute("SELECT name FROM field")}
+        if any(r[1] == "name_zh" for r in self.conn.execute("PRAGMA table_info(field)")):
+            # an interest declared in Chinese is the field of that Chinese name
+            for name, name_zh in self.conn.execute("SELECT name, name_zh FROM field WHERE name_zh != ''"):
+                existing.setdefault(normalize(name_zh), name)
         out: dict[str, str] = {}
         next_id = (self._scalar("SELECT max(id) FROM field") or 0) + 1
         for s in self.entities.scholars:
@@ -245,7 +259,7 @@ class _Writer:
                 if not key or interest in out:
                     continue
                 if key not in existing:
-                    self.conn.execute("INSERT INTO field VALUES (?, ?, ?)", (next_id, interest, OPEN_WORLD_AREA))
+                    self.conn.execute("INSERT INTO field(id, name, area) VALUES (?, ?, ?)", (next_id, interest, OPEN_WORLD_AREA))
                     existing[key] = interest
                     next_id += 1
                     self.out.notes.append(f"field {interest!r} added")
@@ -338,17 +352,17 @@ class _Writer:
             org_domain = self._scalar("SELECT domain FROM organization WHERE id = ?", self.org[s.id])
             email = s.email or f"{normalize(s.name).replace(' ', '.')}@{org_domain}"
             bio = s.bio if s.bio is not None else ""
-            self.conn.execute(
-                "INSERT INTO person VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (row, pid, s.name, normalize(s.name), s.gender or "", self.org[s.id], position, bio, s.education or "",
-                 email, json.dumps(interests, ensure_ascii=False), num_citation, num_pubs),
-            )
+            values = (row, pid, s.name, normalize(s.name), s.gender or "", self.org[s.id], position, bio, s.education or "",
+                      email, json.dumps(interests, ensure_ascii=False), num_citation, num_pubs)
+            if self.zh["person"]:
+                values += ((s.name_zh or "").strip(),)
+            self.conn.execute(f"INSERT INTO person VALUES ({', '.join('?' * len(values))})", values)
             self.conn.executemany("INSERT INTO person_interest VALUES (?, ?, ?, ?)",
                                   [(self._scalar("SELECT id FROM field WHERE name = ?", f), row, rank, num_citation)
                                    for rank, f in enumerate(interests)])
             # one index entry per way of writing the name: searchPerson finds the scholar by each
             for text in dict.fromkeys([s.name, *([s.name_zh] if s.name_zh else []), *s.aliases]):
-                self.conn.execute("INSERT INTO person_fts(rowid, name) VALUES (?, ?)", (row, text))
+                self.conn.execute("INSERT INTO person_fts(rowid, name) VALUES (?, ?)", (row, fts_words(text)))
 
     def _advising(self) -> None:
         """Declared advisor/student links, written to the advising table that getCoauthors reads
