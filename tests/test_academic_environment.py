@@ -13,7 +13,7 @@ import pytest
 
 from soay.environment import academic_names
 from soay.environment.academic import AcademicEnvironment, open_environment
-from soay.environment.academic_corpus import build_academic_corpus, normalize
+from soay.environment.academic_corpus import build_academic_corpus, chinese_renderings, normalize
 from soay.environment.base import ApiCallError, Environment
 from soay.spec import load_spec
 
@@ -225,6 +225,78 @@ def test_search_person_without_name(env: AcademicEnvironment) -> None:
     both = env.searchPerson(organization="Tsinghua", interest="machine learning")
     assert both[0]["organization"] == "Tsinghua University"
     assert "machine learning" in both[0]["interests"]
+
+
+def test_chinese_renderings_are_data_and_cover_the_pools(db: sqlite3.Connection) -> None:
+    table = chinese_renderings()
+    assert all(s in table["surnames"] for s in academic_names.CHINESE_SURNAMES)
+    assert all(s in table["given"] for s, _ in academic_names.CHINESE_SYLLABLES)
+    assert all(o.name in table["organizations"] for o in academic_names.REAL_ORGS)
+    assert all(f.name in table["fields"] for f in academic_names.FIELDS)
+    # scholars of Chinese origin (and only they) have a name in characters, surname first
+    row = db.execute("SELECT name, name_zh FROM person WHERE name = 'Wei Wang' AND name_zh != '' LIMIT 1").fetchone()
+    assert row is not None and row[1][0] in table["surnames"]["Wang"].split() and len(row[1]) == 2
+    with_zh = db.execute("SELECT count(*) FROM person WHERE name_zh != ''").fetchone()[0]
+    assert 0.2 * N_PERSONS < with_zh < 0.8 * N_PERSONS
+    assert db.execute("SELECT name_zh FROM organization WHERE name = 'Tsinghua University'").fetchone()[0] == "清华大学"
+    assert db.execute("SELECT name_zh FROM field WHERE name = 'quantum computing'").fetchone()[0] == "量子计算"
+    zh_orgs = [r[0] for r in db.execute("SELECT name_zh FROM organization WHERE name_zh != ''")]
+    assert len(set(zh_orgs)) == len(zh_orgs)  # a Chinese name names one organisation
+    assert normalize("清华大学的 Wei") == "清 华 大 学 的 wei"
+
+
+def test_search_person_in_chinese_script(env: AcademicEnvironment, db: sqlite3.Connection) -> None:
+    rows = db.execute("""
+        SELECT p.pid, p.name, p.name_zh, o.name, o.name_zh FROM person p JOIN organization o ON o.id = p.org_id
+        WHERE p.name_zh != '' AND o.name_zh != '' ORDER BY p.id LIMIT 200""").fetchall()
+    assert len(rows) == 200
+    found = first = 0
+    for pid, name, name_zh, org, org_zh in rows:
+        by_name = [r["person_id"] for r in env.searchPerson(name=name_zh)]
+        found += pid in by_name
+        best = env.searchPerson(name=name_zh, organization=org_zh)
+        first += best[0]["person_id"] == pid
+        assert best[0]["name"] == name  # records keep the Latin name
+        assert env.searchPerson(name=name, organization=org_zh)[0]["organization"] == org  # scripts mixed
+    assert found >= 0.9 * len(rows)
+    assert first >= 0.95 * len(rows)  # as with the Latin name and organisation (namesakes at one place aside)
+    # the example of the task: 清华大学的王伟 is found as "Wei Wang" of Tsinghua
+    wang = db.execute("""
+        SELECT p.pid FROM person p JOIN organization o ON o.id = p.org_id
+        WHERE p.name_zh = '王伟' AND o.name = 'Tsinghua University'""").fetchall()
+    if wang:
+        assert env.searchPerson(name="王伟", organization="清华大学")[0]["person_id"] in {r[0] for r in wang}
+
+
+def test_search_by_organisation_and_field_in_chinese_script(env: AcademicEnvironment) -> None:
+    latin = env.searchPerson(organization="Tsinghua University")
+    assert env.searchPerson(organization="清华大学") == latin
+    assert all(r["organization"] == "Tsinghua University" for r in env.searchPerson(organization="清华"))
+    assert env.searchPerson(interest="知识图谱") == env.searchPerson(interest="knowledge graph")
+    both = env.searchPerson(organization="清华", interest="机器学习")
+    assert both[0]["organization"] == "Tsinghua University" and "machine learning" in both[0]["interests"]
+    ustc = env.searchPerson(organization="中国科学技术大学")  # nearly all generic characters
+    assert ustc and all(r["organization"] == "University of Science and Technology of China" for r in ustc)
+    started = time.perf_counter()
+    for query in ("清华大学", "中国科学院计算技术研究所", "浙江大学", "北京大学"):
+        env.searchPerson(organization=query, interest="数据挖掘")
+    assert (time.perf_counter() - started) / 4 < 0.05
+
+
+def test_an_older_layout_without_chinese_names_still_opens(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    build_academic_corpus(path, n_persons=300, seed=3)
+    conn = sqlite3.connect(path)
+    for table in ("person", "organization", "field"):
+        if table == "person":
+            conn.execute("DROP INDEX person_name_zh")
+        conn.execute(f"ALTER TABLE {table} DROP COLUMN name_zh")
+    conn.commit()
+    conn.close()
+    with AcademicEnvironment(path) as old:
+        hit = old.searchPerson(organization="Tsinghua University")
+        assert hit and old.searchPerson(name=hit[0]["name"])[0]["name"] == hit[0]["name"]
+        assert old.searchPerson(organization="Tsinghua", interest="machine learning")
 
 
 def test_head_inputs_find_the_entity(env: AcademicEnvironment) -> None:

@@ -16,6 +16,10 @@ Behaviour follows AMiner where the seeds pin it down and is documented here wher
   matches, then citations, then id.  So a name with the scholar's organisation or one of their
   interests puts that scholar first unless a namesake shares it.
 * Result sizes are capped like a search page: 10 search hits, 30 co-authors, 50 publications.
+* Names, organisations and interests match in Latin or Chinese script: a scholar of Chinese origin
+  is found by their name in characters (王伟) as by its pinyin (Wei Wang), an organisation by its
+  Chinese name (清华大学, or part of it: 清华) and a field by its (计算机视觉). Chinese characters
+  are words of their own in the match (see `normalize`); records keep the Latin names.
 """
 
 from __future__ import annotations
@@ -43,6 +47,10 @@ NAME_CANDIDATES = 2_000  # fuzzy name matches ranked per query (exact matches al
 GROUP_CANDIDATES = 20  # most cited scholars taken per matching organisation or field
 
 _ID = re.compile(r"[0-9a-f]{24}")
+_HAS_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# Chinese characters that say what kind of organisation it is (大学, 研究所, 实验室, 科技, 理工,
+# 国立...): in a Chinese name they weigh like the generic words below.
+_GENERIC_ORG_CHARS = frozenset("大学院校研究所实验室心系部集团公司有限科技术理工国立")
 # Words that say what kind of organisation it is rather than which one.
 _GENERIC_ORG_WORDS = frozenset(
     {
@@ -78,7 +86,7 @@ def _weighted_jaccard(query: frozenset[str], target: frozenset[str]) -> float:
     """Token overlap in which generic organisation words count a fifth of a distinctive word."""
 
     def weight(tokens: Iterable[str]) -> float:
-        return sum(0.2 if t in _GENERIC_ORG_WORDS else 1.0 for t in tokens)
+        return sum(0.2 if t in _GENERIC_ORG_WORDS or t in _GENERIC_ORG_CHARS else 1.0 for t in tokens)
 
     union = weight(query | target)
     return weight(query & target) / union if union else 0.0
@@ -108,18 +116,23 @@ class AcademicEnvironment(SpecDispatch):
         self._lock = threading.Lock()
         self._n_persons = self._scalar("SELECT max(id) FROM person")
         self._n_publications = self._scalar("SELECT max(id) FROM publication")
-        # Small tables kept in memory: ranking needs their tokens for every candidate.
+        # A corpus of a layout before 3 has no Chinese renderings: read them as none.
+        zh = {t: "name_zh" if self._has_column(t, "name_zh") else "''" for t in ("person", "organization", "field")}
+        self._person_zh = zh["person"]
+        # Small tables kept in memory: ranking needs their tokens for every candidate. An
+        # organisation or field has a form per script, Latin and (where it has one) Chinese.
         self._org_names: dict[int, str] = {}
-        self._org_norms: dict[int, str] = {}
-        self._org_tokens: dict[int, frozenset[str]] = {}
-        for org_id, name, norm in self._rows("SELECT id, name, name_norm FROM organization"):
+        self._org_norms: dict[int, tuple[str, ...]] = {}
+        self._org_tokens: dict[int, tuple[frozenset[str], ...]] = {}
+        for org_id, name, norm, name_zh in self._rows(f"SELECT id, name, name_norm, {zh['organization']} FROM organization"):
             self._org_names[org_id] = name
-            self._org_norms[org_id] = norm
-            self._org_tokens[org_id] = frozenset(norm.split())
-        self._fields = {
-            name: (normalize(name), frozenset(normalize(name).split()), field_id)
-            for field_id, name in self._rows("SELECT id, name FROM field")
-        }
+            norms = (norm, normalize(name_zh)) if name_zh else (norm,)
+            self._org_norms[org_id] = norms
+            self._org_tokens[org_id] = tuple(frozenset(n.split()) for n in norms)
+        self._fields: dict[str, tuple[tuple[tuple[str, frozenset[str]], ...], int]] = {}  # forms, id
+        for field_id, name, name_zh in self._rows(f"SELECT id, name, {zh['field']} FROM field"):
+            forms = [normalize(name)] + ([normalize(name_zh)] if name_zh else [])
+            self._fields[name] = (tuple((f, frozenset(f.split())) for f in forms), field_id)
 
     # ---------------------------------------------------------------- the Environment protocol
 
@@ -191,6 +204,9 @@ class AcademicEnvironment(SpecDispatch):
             q_norm = normalize(name)
             q_tokens = q_norm.split()
             rows = {r[0]: r for r in self._person_candidates("WHERE name_norm = ?", (q_norm,))}
+            if _HAS_CJK.search(name) and self._person_zh != "''":  # the name in characters, exactly
+                q_zh = q_norm.replace(" ", "")
+                rows.update((r[0], r) for r in self._person_candidates("WHERE name_zh = ?", (q_zh,)))
             for operator in (" ", " OR "):
                 fuzzy = self._person_candidates(
                     "WHERE id IN (SELECT rowid FROM person_fts WHERE person_fts MATCH ? LIMIT ?)",
@@ -207,13 +223,17 @@ class AcademicEnvironment(SpecDispatch):
         q_core = frozenset(t for t in q_tokens if len(t) > 1)
 
         def rank(row: tuple) -> tuple:
-            _, pid, _, person_norm, org_id, interests, citations, _ = row
+            _, pid, _, person_norm, org_id, interests, citations, _, name_zh = row
             tokens = person_norm.split()
-            exact = (
-                2
-                if person_norm == q_norm
-                else int(bool(q_core) and frozenset(t for t in tokens if len(t) > 1) == q_core)
-            )
+            if name_zh and _HAS_CJK.search(q_norm):  # a query in characters is matched by them
+                tokens = normalize(name_zh).split()
+                exact = 2 if tokens == q_tokens else 0
+            else:
+                exact = (
+                    2
+                    if person_norm == q_norm
+                    else int(bool(q_core) and frozenset(t for t in tokens if len(t) > 1) == q_core)
+                )
             interest_score = max((field_scores.get(i, 0.0) for i in json.loads(interests)), default=0.0)
             return (-exact, -org_score(org_id), -interest_score, -_jaccard(q_set, frozenset(tokens)), -citations, pid)
 
@@ -370,11 +390,13 @@ class AcademicEnvironment(SpecDispatch):
 
     def _person_candidates(self, where: str, params: tuple) -> list[tuple]:
         return self._rows(
-            f"SELECT id, pid, name, name_norm, org_id, interests, num_citation, num_pubs FROM person {where}", *params
+            "SELECT id, pid, name, name_norm, org_id, interests, num_citation, num_pubs, "
+            f"{self._person_zh} FROM person {where}",
+            *params,
         )
 
     def _person_record(self, row: tuple) -> dict[str, Any]:
-        _, pid, name, _, org_id, interests, citations, pubs = row
+        _, pid, name, _, org_id, interests, citations, pubs, _ = row
         return {
             "person_id": pid,
             "name": name,
@@ -395,7 +417,9 @@ class AcademicEnvironment(SpecDispatch):
         def score(org_id: int) -> float:
             if org_id not in cache:
                 cache[org_id] = (
-                    2.0 if self._org_norms[org_id] == q_norm else _weighted_jaccard(q_tokens, self._org_tokens[org_id])
+                    2.0
+                    if q_norm in self._org_norms[org_id]
+                    else max(_weighted_jaccard(q_tokens, tokens) for tokens in self._org_tokens[org_id])
                 )
             return cache[org_id]
 
@@ -406,8 +430,8 @@ class AcademicEnvironment(SpecDispatch):
         q_norm = normalize(interest)
         q_tokens = frozenset(q_norm.split())
         scores = {}
-        for name, (norm, tokens, _) in self._fields.items():
-            s = 2.0 if norm == q_norm else _jaccard(q_tokens, tokens)
+        for name, (forms, _) in self._fields.items():
+            s = max(2.0 if norm == q_norm else _jaccard(q_tokens, tokens) for norm, tokens in forms)
             if s > 0:
                 scores[name] = s
         return scores
@@ -423,17 +447,21 @@ class AcademicEnvironment(SpecDispatch):
         org_ids: list[int] = []
         if organization:
             tokens = normalize(organization).split()
-            distinctive = [t for t in tokens if t not in _GENERIC_ORG_WORDS] or tokens
-            if distinctive:
+            distinctive = [t for t in tokens if t not in _GENERIC_ORG_WORDS and t not in _GENERIC_ORG_CHARS] or tokens
+            # A Chinese name is first looked for with all its characters ("中国科学技术大学" is
+            # nearly all generic characters, and any of them would match most organisations).
+            queries = [_fts_query(tokens)] if _HAS_CJK.search(organization) else []
+            queries += [_fts_query(distinctive, " OR ")] if distinctive else []
+            matched: list[int] = []
+            for query in queries:
                 matched = [
-                    r[0]
-                    for r in self._rows(
-                        "SELECT rowid FROM organization_fts WHERE organization_fts MATCH ?",
-                        _fts_query(distinctive, " OR "),
-                    )
+                    r[0] for r in self._rows("SELECT rowid FROM organization_fts WHERE organization_fts MATCH ?", query)
                 ]
+                if matched:
+                    break
+            if matched:
                 org_ids = sorted(matched, key=lambda o: (-org_score(o), o))[:5]
-        field_ids = [self._fields[f][2] for f in sorted(field_scores, key=lambda f: -field_scores[f])][:5]
+        field_ids = [self._fields[f][1] for f in sorted(field_scores, key=lambda f: -field_scores[f])][:5]
         rows: list[tuple] = []
         for org_id in org_ids:
             rows += self._person_candidates(
@@ -488,6 +516,9 @@ class AcademicEnvironment(SpecDispatch):
             return self._id("head", "entity_id", entity_id)
         except ApiCallError as e:
             raise ValueError(str(e)) from None
+
+    def _has_column(self, table: str, column: str) -> bool:
+        return any(r[1] == column for r in self._rows(f"PRAGMA table_info({table})"))
 
     def _rows(self, sql: str, *params: Any) -> list[tuple]:
         with self._lock:

@@ -18,6 +18,14 @@ Generative story, in order:
      lead last; field from the lead's interests; year inside every author's career; venue from
      the field's area; lognormal citations growing with age, lead talent and venue prestige)
   -> every scholar without a paper gets one with their advisor, so profiles are never empty.
+
+Chinese renderings (layout 3): a scholar of Chinese origin also has their name in characters
+("Wei Wang" -> 王伟, surname first), drawn per scholar from the characters a pinyin syllable is
+written with; an organisation has its Chinese name (a table for the real ones, composed from the
+city and template for the built ones; none for a coined company brand or a person-named
+institute); a field has its Chinese name. The tables are data, in chinese_renderings.yaml. The
+full-text indexes hold both scripts, a Chinese character being a word of its own, so a search
+written in either finds the same rows.
 """
 
 from __future__ import annotations
@@ -31,9 +39,12 @@ import sqlite3
 import time
 import unicodedata
 from collections.abc import Callable, Iterator
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import yaml
 
 from soay.environment import academic_names as names
 
@@ -47,23 +58,43 @@ MAX_AUTHORS = len(AUTHOR_COUNT_P)
 MAX_INTERESTS = 5
 MIN_DUPLICATE_NAME_FRACTION = 0.12
 CHUNK = 50_000
-SCHEMA_VERSION = 2  # 2: the advising table
+SCHEMA_VERSION = 3  # 2: the advising table; 3: Chinese renderings (name_zh) of persons, organisations, fields
+CHINESE_CULTURE = names.CULTURE_NAMES.index("chinese")
+RENDERINGS = Path(__file__).with_name("chinese_renderings.yaml")
 
 _SPLIT = re.compile(r"[\W_]+")
+_CJK = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
 _FTS_TOKENIZER = "unicode61 remove_diacritics 2"
+
+
+@cache
+def chinese_renderings() -> dict[str, Any]:
+    """The Chinese rendering tables (chinese_renderings.yaml): surnames and given-name syllables
+    to characters, organisations, cities, organisation templates and fields to Chinese."""
+    return yaml.safe_load(RENDERINGS.read_text(encoding="utf-8"))
 
 
 def normalize(text: str) -> str:
     """Case- and diacritics-folded words joined by single spaces.
 
     Mirrors what the FTS5 `unicode61 remove_diacritics 2` tokenizer does, so that a Python-side
-    exact comparison and an FTS match agree on what a word is.
+    exact comparison and an FTS match agree on what a word is. A Chinese character is a word by
+    itself ("清华大学" -> "清 华 大 学"): Chinese is written without spaces, and the full-text
+    indexes hold Chinese text written this way, so that "清华" matches "清华大学".
     """
     if text.isascii():
         return " ".join(filter(None, _SPLIT.split(text.lower())))
+    text = _CJK.sub(r" \1 ", text)
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return " ".join(filter(None, _SPLIT.split(stripped)))
+
+
+def fts_words(text: str | None) -> str:
+    """What a full-text index holds for a name: Chinese characters as words of their own
+    ("清华大学" -> "清 华 大 学"), so that any part of a Chinese name matches, as `normalize`
+    splits a query. Latin text passes through (the tokenizer folds it itself)."""
+    return _CJK.sub(r" \1 ", text).strip() if text else ""
 
 
 def public_id(seed: int, kind: str, row: int) -> str:
@@ -238,6 +269,7 @@ class _Vocabulary:
         self.field_area = np.array([self.areas.index(f.area) for f in names.FIELDS])
         self.field_popularity = np.array([f.popularity for f in names.FIELDS])
         self.field_title = [_title_case(f) for f in self.fields]
+        self.fields_zh = [chinese_renderings()["fields"].get(f, "") for f in self.fields]
         # Topics per field and methods per area, flattened with offsets.
         self.topics = [t for f in names.FIELDS for t in f.topics]
         topic_len = np.array([len(f.topics) for f in names.FIELDS])
@@ -282,10 +314,17 @@ class _NamePools:
         # (culture, gender) -> (given indices, probabilities); culture -> surnames likewise.
         self.given_pools: list[tuple[np.ndarray, np.ndarray]] = []
         self.surname_pools: list[tuple[np.ndarray, np.ndarray]] = []
+        # Chinese given names (pool index) -> their pinyin syllables, for the Chinese rendering.
+        self.given_syllables: dict[int, tuple[str, ...]] = {}
         for culture in names.CULTURE_NAMES:
             if culture == "chinese":
                 given_lists = self._syllable_given(rng, names.CHINESE_SYLLABLES, 0.35)
                 surnames = names.CHINESE_SURNAMES
+                for given, _ in given_lists:
+                    for g in given:
+                        self.given_syllables.setdefault(
+                            self._add(self.given, self._given_index, g), self._syllables_of(g)
+                        )
             else:
                 pool = names.CULTURES[culture]
                 given_lists = [(list(pool[g]), _zipf(len(pool[g]), 0.7, 5.0)) for g in ("male", "female")]
@@ -301,6 +340,20 @@ class _NamePools:
                 self.given_pools.append(self._merge(idx, weights))
             idx = np.array([self._add(self.surnames, self._surname_index, s) for s in surnames])
             self.surname_pools.append(self._merge(idx, _zipf(len(surnames), 0.8, 3.0)))
+
+    @staticmethod
+    def _syllables_of(given: str) -> tuple[str, ...]:
+        """The syllables a Chinese given name was built from: itself when it is one ("Wei",
+        "Yuxiao"), else the capitals of its parts ("JieWei" is never written; "Jiewei" is split
+        after the longest first syllable whose rest is a syllable too)."""
+        known = {s for s, _ in names.CHINESE_SYLLABLES}
+        word = given.lower()
+        if word in known:
+            return (word,)
+        for cut in range(len(word) - 1, 0, -1):
+            if word[:cut] in known and word[cut:] in known:
+                return (word[:cut], word[cut:])
+        return (word,)
 
     @staticmethod
     def _add(pool: list[str], index: dict[str, int], name: str) -> int:
@@ -340,6 +393,52 @@ class _NamePools:
         return out
 
 
+class _ChineseNames:
+    """Names of the scholars of Chinese origin in characters: surname first, then one character
+    (or a written pair, for "Yuxiao") per syllable of the given name. Each is drawn per scholar
+    from the characters the syllable is written with, the most common first with falling weights
+    and by the gender the name leans to, so namesakes in pinyin are mostly namesakes in
+    characters too ("Wei Wang" is mostly 王伟, sometimes 王威 or 汪伟)."""
+
+    def __init__(self, pools: _NamePools):
+        table = chinese_renderings()
+        self.pools = pools
+        self.surnames: dict[int, tuple[list[str], np.ndarray]] = {}
+        for surname in names.CHINESE_SURNAMES:
+            idx = pools._surname_index[normalize(surname)]
+            self.surnames.setdefault(idx, self._choices(table["surnames"][surname]))
+        # (syllable, female) -> choices
+        self.syllables: dict[tuple[str, int], tuple[list[str], np.ndarray]] = {}
+        for syllable, entry in table["given"].items():
+            for female, key in ((0, "m"), (1, "f")):
+                self.syllables[syllable, female] = self._choices(entry[key] if isinstance(entry, dict) else entry)
+
+    @staticmethod
+    def _choices(written: str) -> tuple[list[str], np.ndarray]:
+        options = written.split()
+        weights = 1.0 / (np.arange(len(options)) + 1.0) ** 2
+        return options, np.cumsum(weights / weights.sum())
+
+    @staticmethod
+    def _pick(choices: tuple[list[str], np.ndarray], u: float) -> str:
+        options, cum = choices
+        return options[min(int(np.searchsorted(cum, u, side="right")), len(options) - 1)]
+
+    def render(self, given: int, surname: int, female: int, u: list[float]) -> str:
+        """The name in characters; "" for a name the tables do not cover."""
+        syllables = self.pools.given_syllables.get(given)
+        family = self.surnames.get(surname)
+        if syllables is None or family is None:
+            return ""
+        out = [self._pick(family, u[0])]
+        for k, syllable in enumerate(syllables):
+            choices = self.syllables.get((syllable, female))
+            if choices is None:
+                return ""
+            out.append(self._pick(choices, u[1 + k]))
+        return "".join(out)
+
+
 # --------------------------------------------------------------------------------------------
 # Organisations.
 # --------------------------------------------------------------------------------------------
@@ -353,13 +452,23 @@ class _Organizations:
         self.kinds: list[int] = []
         self.countries: list[str] = []
         self.domains: list[str] = []
+        self.zh: list[str] = []  # the Chinese name, "" when there is none
         self._seen_names: set[str] = set()
         self._seen_domains: set[str] = set()
+        self._seen_zh: set[str] = set()
 
-    def add(self, name: str, kind: str, country: str, domain: str) -> bool:
+    def add(self, name: str, kind: str, country: str, domain: str, zh: str = "") -> bool:
+        """Add an organisation unless one of the same name exists; a Chinese name another one
+        already has is dropped ("University of Chengdu" and "Chengdu University" are both
+        成都大学 in Chinese: the first keeps it), so that a Chinese name names one place."""
         key = normalize(name)
         if key in self._seen_names:
             return False
+        if zh in self._seen_zh:
+            zh = ""
+        elif zh:
+            self._seen_zh.add(zh)
+        self.zh.append(zh)
         base, n = domain, 1
         while domain in self._seen_domains:
             n += 1
@@ -381,8 +490,9 @@ def _initials(text: str) -> str:
 def _make_organizations(rng: np.random.Generator, n_orgs: int, vocab: _Vocabulary) -> _Organizations:
     """Real organisations first (they get the largest sizes), then unique template-built ones."""
     orgs = _Organizations()
+    zh = chinese_renderings()
     for org in names.REAL_ORGS[:n_orgs]:
-        orgs.add(org.name, org.kind, org.country, org.domain)
+        orgs.add(org.name, org.kind, org.country, org.domain, zh["organizations"].get(org.name, ""))
     countries = list(names.COUNTRY_WEIGHTS)
     country_p = np.array(list(names.COUNTRY_WEIGHTS.values()))
     country_p /= country_p.sum()
@@ -398,12 +508,17 @@ def _make_organizations(rng: np.random.Generator, n_orgs: int, vocab: _Vocabular
             templates = names.UNIVERSITY_TEMPLATES["GENERIC"] + names.UNIVERSITY_TEMPLATES.get(country, ())
             template = templates[rng.integers(len(templates))]
             name = template.format(c=city)
+            name_zh = _render_zh(zh["templates"].get(template, ""), zh["cities"].get(city, ""))
             domain = f"{city_slug}{_initials(template.replace('{c}', ''))}.{tld}"
         elif kind == "institute":
             template = names.INSTITUTE_TEMPLATES[rng.integers(len(names.INSTITUTE_TEMPLATES))]
-            field = vocab.field_title[rng.integers(len(vocab.fields))]
+            field_index = rng.integers(len(vocab.fields))
+            field = vocab.field_title[field_index]
             surname = all_surnames[rng.integers(len(all_surnames))]
             name = template.format(c=city, s=surname, f=field)
+            name_zh = _render_zh(
+                zh["templates"].get(template, ""), zh["cities"].get(city, ""), vocab.fields_zh[field_index]
+            )
             head = _ascii_slug(surname) if "{s}" in template else city_slug
             domain = f"{head}{_initials(template.replace('{c}', '').replace('{s}', '').replace('{f}', ''))}{_initials(field)}.{tld}"
         else:
@@ -412,14 +527,22 @@ def _make_organizations(rng: np.random.Generator, n_orgs: int, vocab: _Vocabular
                 + names.COMPANY_SUFFIXES[rng.integers(len(names.COMPANY_SUFFIXES))]
             )
             name = f"{stem} {names.COMPANY_KINDS[rng.integers(len(names.COMPANY_KINDS))]}"
+            name_zh = ""  # a coined brand has no Chinese name
             domain = f"{stem.lower()}.com"
-        if orgs.add(name, kind, country, domain):
+        if orgs.add(name, kind, country, domain, name_zh):
             misses = 0
         else:
             misses += 1
             if misses > 100_000:
                 raise ValueError(f"cannot build {n_orgs} unique organisation names")
     return orgs
+
+
+def _render_zh(template: str, city: str, field: str = "") -> str:
+    """A Chinese organisation name from its template; "" when a part has no rendering."""
+    if not template or ("{c}" in template and not city) or ("{f}" in template and not field):
+        return ""
+    return template.format(c=city, f=field)
 
 
 # --------------------------------------------------------------------------------------------
@@ -752,11 +875,22 @@ def _join_words(items: list[str]) -> str:
 
 
 def _person_rows(
-    seed: int, start: int, end: int, p: _Persons, pools: _NamePools, vocab: _Vocabulary, orgs: _Organizations
+    seed: int,
+    start: int,
+    end: int,
+    p: _Persons,
+    pools: _NamePools,
+    vocab: _Vocabulary,
+    orgs: _Organizations,
+    chinese: _ChineseNames,
 ) -> list[tuple]:
     """Rows of the person table for scholars start..end-1 (ids start+1..end)."""
     rng = np.random.default_rng([seed, 1, start])
     sl = slice(start, end)
+    # Draws of the Chinese renderings, from a stream of their own (the other columns stay as
+    # they were before there were renderings).
+    zh_draws = np.random.default_rng([seed, 3, start]).random((end - start, 3)).tolist()
+    is_chinese = (p.culture[sl] == CHINESE_CULTURE).tolist()
     columns = zip(
         range(start, end),
         rng.integers(len(names.BIO_TEMPLATES), size=end - start).tolist(),
@@ -773,9 +907,11 @@ def _person_rows(
         p.email_rank[sl].tolist(),
         p.num_citation[sl].tolist(),
         p.num_pubs[sl].tolist(),
+        is_chinese,
+        zh_draws,
     )
     rows = []
-    for i, bio, g, m, s, org, pos, interests, female, phd, msc, bsc, rank, cites, pubs in columns:
+    for i, bio, g, m, s, org, pos, interests, female, phd, msc, bsc, rank, cites, pubs, zh, u in columns:
         given, surname = pools.given[g], pools.surnames[s]
         name = f"{given} {names.MIDDLE_INITIALS[m]}. {surname}" if m >= 0 else f"{given} {surname}"
         position = vocab.positions[pos]
@@ -806,6 +942,7 @@ def _person_rows(
                 json.dumps(fields),
                 cites,
                 pubs,
+                chinese.render(g, s, female, u) if zh else "",
             )
         )
     return rows
@@ -973,15 +1110,16 @@ _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE organization(
     id INTEGER PRIMARY KEY, name TEXT NOT NULL, name_norm TEXT NOT NULL, kind TEXT NOT NULL,
-    country TEXT NOT NULL, domain TEXT NOT NULL);
-CREATE TABLE field(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, area TEXT NOT NULL);
+    country TEXT NOT NULL, domain TEXT NOT NULL, name_zh TEXT NOT NULL DEFAULT '');
+CREATE TABLE field(
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, area TEXT NOT NULL, name_zh TEXT NOT NULL DEFAULT '');
 CREATE TABLE venue(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, prestige REAL NOT NULL);
 CREATE TABLE person(
     id INTEGER PRIMARY KEY, pid TEXT NOT NULL, name TEXT NOT NULL, name_norm TEXT NOT NULL,
     gender TEXT NOT NULL, org_id INTEGER NOT NULL REFERENCES organization(id),
     position TEXT NOT NULL, bio TEXT NOT NULL, education_experience TEXT NOT NULL,
     email TEXT NOT NULL, interests TEXT NOT NULL, num_citation INTEGER NOT NULL,
-    num_pubs INTEGER NOT NULL);
+    num_pubs INTEGER NOT NULL, name_zh TEXT NOT NULL DEFAULT '');
 CREATE TABLE person_interest(
     field_id INTEGER NOT NULL REFERENCES field(id), person_id INTEGER NOT NULL REFERENCES person(id),
     rank INTEGER NOT NULL, num_citation INTEGER NOT NULL,
@@ -1002,6 +1140,7 @@ CREATE TABLE authorship(
 _INDEXES = f"""
 CREATE UNIQUE INDEX person_pid ON person(pid);
 CREATE INDEX person_name ON person(name_norm);
+CREATE INDEX person_name_zh ON person(name_zh);
 CREATE INDEX person_org ON person(org_id, num_citation DESC);
 CREATE INDEX person_interest_cited ON person_interest(field_id, num_citation DESC);
 CREATE UNIQUE INDEX publication_pid ON publication(pid);
@@ -1012,9 +1151,9 @@ CREATE INDEX organization_name ON organization(name_norm);
 CREATE VIRTUAL TABLE person_fts USING fts5(name, content='', tokenize='{_FTS_TOKENIZER}');
 CREATE VIRTUAL TABLE publication_fts USING fts5(title, content='', tokenize='{_FTS_TOKENIZER}');
 CREATE VIRTUAL TABLE organization_fts USING fts5(name, content='', tokenize='{_FTS_TOKENIZER}');
-INSERT INTO person_fts(rowid, name) SELECT id, name FROM person;
+INSERT INTO person_fts(rowid, name) SELECT id, name || ' ' || fts_words(name_zh) FROM person;
 INSERT INTO publication_fts(rowid, title) SELECT id, title FROM publication;
-INSERT INTO organization_fts(rowid, name) SELECT id, name FROM organization;
+INSERT INTO organization_fts(rowid, name) SELECT id, name || ' ' || fts_words(name_zh) FROM organization;
 INSERT INTO person_fts(person_fts) VALUES ('optimize');
 INSERT INTO publication_fts(publication_fts) VALUES ('optimize');
 PRAGMA analysis_limit = 1000;
@@ -1042,24 +1181,29 @@ def _write(
     ):
         conn.execute(f"PRAGMA {pragma}")
     conn.executescript(_SCHEMA)
+    conn.create_function("fts_words", 1, fts_words, deterministic=True)
     conn.executemany(
-        "INSERT INTO organization VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO organization VALUES (?, ?, ?, ?, ?, ?, ?)",
         [
-            (i + 1, name, normalize(name), _KINDS[kind], country, domain)
-            for i, (name, kind, country, domain) in enumerate(zip(orgs.names, orgs.kinds, orgs.countries, orgs.domains))
+            (i + 1, name, normalize(name), _KINDS[kind], country, domain, zh)
+            for i, (name, kind, country, domain, zh) in enumerate(
+                zip(orgs.names, orgs.kinds, orgs.countries, orgs.domains, orgs.zh)
+            )
         ],
     )
     conn.executemany(
-        "INSERT INTO field VALUES (?, ?, ?)", [(i + 1, f.name, f.area) for i, f in enumerate(names.FIELDS)]
+        "INSERT INTO field VALUES (?, ?, ?, ?)",
+        [(i + 1, f.name, f.area, vocab.fields_zh[i]) for i, f in enumerate(names.FIELDS)],
     )
+    chinese = _ChineseNames(pools)
     conn.executemany(
         "INSERT INTO venue VALUES (?, ?, ?)",
         [(i + 1, v, pr) for i, (v, pr) in enumerate(zip(vocab.venue_names, vocab.venue_prestige))],
     )
     for start, end in _chunks(p.n):
         conn.executemany(
-            "INSERT INTO person VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            _person_rows(seed, start, end, p, pools, vocab, orgs),
+            "INSERT INTO person VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            _person_rows(seed, start, end, p, pools, vocab, orgs, chinese),
         )
         report("persons", end, p.n)
     person, rank = np.nonzero(p.interests >= 0)

@@ -2,8 +2,12 @@
 
 The tagger learns where a mention starts and ends from questions filled with these values. They
 come from soay/tagging/open_world.yaml, never from the corpus's own pools, so that what it learns
-is the shape of a name ("Peter K.L. Wong", "WANG Lei", "Ana de la Cruz") or of an organisation
-("School of Informatics, University of Edinburgh", "Meta AI", "CMU"), not a list of them.
+is the shape of a name ("Peter K.L. Wong", "WANG Lei", "Ana de la Cruz", "欧阳明轩") or of an
+organisation ("School of Informatics, University of Edinburgh", "Meta AI", "CMU", "绍兴理工大学计算机系",
+"北航"), not a list of them.
+
+A Chinese phrasing is filled in Chinese script for a share of its values (ZH_SCRIPT_SHARE), in
+Latin script otherwise, as Chinese users write both ("清华大学的王伟", "Tsinghua的Wei Wang").
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import yaml
 
 DATA = Path(__file__).with_name("open_world.yaml")
 _SLOT = re.compile(r"\{(\w+)\}")
+ZH_SCRIPT_SHARE = 0.45
+"""The share of a Chinese phrasing's names, organisations and fields written in Chinese script."""
 
 
 @cache
@@ -45,10 +51,18 @@ def _fill(pattern: str, parts: dict[str, Any], rng: random.Random, extra: dict[s
     return _SLOT.sub(draw, pattern)
 
 
+def _any_cjk(rng: random.Random, excluded: str) -> str:
+    """A CJK unified ideograph of the common block, drawn uniformly, not one of `excluded`."""
+    while True:
+        ch = chr(rng.randint(0x4E00, 0x9FA5))
+        if ch not in excluded:
+            return ch
+
+
 def person(rng: random.Random, language: str = "en") -> str:
     data = open_world()["person"]
-    if language == "zh" and rng.random() < 0.5:
-        return _fill(rng.choice(data["zh_patterns"]), data, rng)
+    if language == "zh" and rng.random() < ZH_SCRIPT_SHARE:
+        return _fill(rng.choice(data["zh_patterns"]), data, rng, {"zh_any_char": lambda: _any_cjk(rng, data["zh_not_in_names"])})
     extra = {
         "initial": lambda: rng.choice("ABCDEFGHJKLMNPRSTVWY") + ".",
         "pinyin_given_hyphen": lambda: "-".join(rng.sample(["Xiao", "Ming", "Jun", "Hui", "Li", "Wen", "Yu"], 2)),
@@ -58,7 +72,7 @@ def person(rng: random.Random, language: str = "en") -> str:
 
 def organization(rng: random.Random, language: str = "en") -> str:
     data = open_world()["organization"]
-    if language == "zh" and rng.random() < 0.5:
+    if language == "zh" and rng.random() < ZH_SCRIPT_SHARE:
         return _fill(rng.choice(data["zh_patterns"]), data, rng)
     kind = rng.random()
     university = lambda: _fill(rng.choice(data["university_patterns"]), data, rng)  # noqa: E731
@@ -73,8 +87,8 @@ def organization(rng: random.Random, language: str = "en") -> str:
 
 def interest(rng: random.Random, language: str = "en") -> str:
     data = open_world()["interest"]
-    if language == "zh" and rng.random() < 0.3:
-        return rng.choice(data["zh"])
+    if language == "zh" and rng.random() < ZH_SCRIPT_SHARE:
+        return _fill(rng.choice(data["zh_patterns"]), data, rng)
     return _fill(rng.choice(data["patterns"]), data, rng)
 
 
