@@ -347,6 +347,19 @@ def _cjk_carries(searched: str, record: Mapping[str, Any]) -> bool | None:
     return any(wanted in t for t in texts) if texts else None
 
 
+def romanised_names(name: str) -> list[str]:
+    """A Chinese name as its Latin-script forms, given name and surname ("欧阳明远" -> "Mingyuan
+    Ouyang", "Yuan Ouyangming"): a one- and a two-character surname read by pypinyin. Names
+    written in Chinese characters are searched in either script, and a record that carries only
+    the Latin form is judged against these (tones and homophones aside, as pinyin writes them)."""
+    from pypinyin import lazy_pinyin
+
+    syllables = [s for s in lazy_pinyin(_norm(name).replace(" ", "")) if s.isascii() and s.isalpha()]
+    if not 2 <= len(syllables) <= MAX_NAME_WORDS + 1:
+        return []
+    return [f"{''.join(syllables[k:]).title()} {''.join(syllables[:k]).title()}" for k in (1, 2) if k < len(syllables)]
+
+
 def _title_carries(searched: str, title: str) -> bool:
     """Whether a found title is the searched one: only a long searched text (MIN_TITLE_WORDS
     words) that shares fewer than half its words with the title is judged another title."""
@@ -359,6 +372,9 @@ def _carries(key: str, searched: str, record: Mapping[str, Any]) -> bool:
     `find_wrong_entity`); True where that cannot be judged."""
     if _CJK.search(searched):  # an organisation in CJK characters is not judged: its record need not say it so
         judged = None if _is_org_param(key) else _cjk_carries(searched, record)
+        if judged is None and _is_name_param(key):  # a romanised record: its name read against the name's pinyin
+            names = [v for k, v in record.items() if _is_name_param(k) and isinstance(v, str) and not _CJK.search(v)]
+            judged = any(carries_name(r, n) for r in romanised_names(searched) for n in names) if names else None
         return True if judged is None else judged
     if _is_org_param(key):
         field = next((k for k in record if _is_org_param(k)), None)

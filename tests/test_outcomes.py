@@ -12,7 +12,7 @@ import pytest
 from serving.answer import ERRORS, compose_answer, compose_outcome, describe_error
 from serving.schemas import Record
 from soay.domains import get_domain
-from soay.outcomes import analyse, explain, fuzzy_apis
+from soay.outcomes import analyse, explain, find_wrong_entity, fuzzy_apis
 from soay.sandbox import Limits, Sandbox
 from soay.sandbox.protocol import ErrorType
 
@@ -390,9 +390,10 @@ def test_titles_and_names_in_other_scripts():
     assert made["answer"] == ("No publication matching “Deep Residual Learning for Image Recognition” was found. "
                               "The closest are: Graph Attention Networks (2018).")
     assert made["candidates"][0]["question"] == "Which year was Graph Attention Networks published?"
-    # a name in Chinese characters is judged only against a field in them
+    # a name in Chinese characters is judged against a field in them, else by its pinyin
     yang = _person("Yang He", "Zhejiang University", 9051)
-    assert analyse([_search(yang, name="何恺明")], True, 9051).kind == "answer"  # cannot judge: no such field
+    assert analyse([_search(yang, name="何恺明")], True, 9051).kind == "not_found"  # "Kaiming He" is not Yang He
+    assert analyse([_search(_person("Kaiming He", "Zhejiang University", 9051), name="何恺明")], True, 9051).kind == "answer"
     assert analyse([_search({**yang, "name_zh": "何洋"}, name="何恺明")], True, 9051).kind == "not_found"
     assert analyse([_search({**yang, "name_zh": "何恺明"}, name="何恺明")], True, 9051).kind == "answer"
 
@@ -438,3 +439,16 @@ def test_an_organisation_the_found_scholar_is_not_at_in_the_corpus(sandbox, corp
     assert made["kind"] == "not_found" and str(run.result) not in made["answer"]
     assert made["answer"].startswith(f"No scholar named “{name}” at “Stanford University” was found. The closest are: {name} (Carnegie Mellon University")
     assert made["candidates"][0]["question"] == f"How many citations does {name} at Carnegie Mellon University have?"
+
+
+def test_a_name_in_chinese_characters_is_judged_against_a_romanised_record_by_its_pinyin():
+    """"清华大学的王伟…" searches in either script; the record found says "Wei Wang" only. A
+    namesake by pinyin is the person asked; anyone else is a wrong entity (never answered about)."""
+    from soay.outcomes import romanised_names
+
+    assert "Mingyuan Ouyang" in romanised_names("欧阳明远") and romanised_names("王伟") == ["Wei Wang"]
+    searched = {"api": "searchPerson", "args": {"name": "王伟", "organization": "清华大学"}, "found": 2,
+                "items": [{"person_id": "a", "name": "Wei Wang", "organization": "Tsinghua University"}]}
+    assert find_wrong_entity([searched]) is None
+    other = {**searched, "items": [{"person_id": "b", "name": "Yang He", "organization": "Tsinghua University"}]}
+    assert find_wrong_entity([other]) is other
