@@ -7,14 +7,18 @@ not a model: the facts come from the environment only, so the sentence cannot in
 
 from __future__ import annotations
 
+import re
 import zlib
 from typing import Any
 
 from ray import serve
 
 from retriever.documents import language_of
+from soay.mentions import mention_markers
 from soay.outcomes import analyse
+from soay.unsupported import Attribute, catalogue, find_attribute, strip_attribute
 
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 MAX_ITEMS = 10
 """Listed items in a sentence; the rest are counted, and the full result stays in the record."""
 
@@ -36,6 +40,7 @@ _TEXT = {
         "more": "{items} and {n} more",
         "sep": ", ",
         "out_of_scope": "That is not something I can answer. {description} For example: “{first}” or “{second}”",
+        "unsupported": "The {api} has no {attribute} for a {entity}. About {name} it can tell: {can_tell}.",
     },
     "zh": {
         "none": "抱歉，没有找到这个问题的答案。",
@@ -54,6 +59,7 @@ _TEXT = {
         "more": "{items}等（另有{n}项）",
         "sep": "、",
         "out_of_scope": "这个问题我无法回答。{description}例如：“{first}”或“{second}”",
+        "unsupported": "{api} 没有{entity}的{attribute}。关于{name}，它可以提供：{can_tell}。",
     },
 }
 
@@ -262,6 +268,51 @@ def refusal(query: str, scope: dict[str, dict[str, Any]]) -> str:
     )
 
 
+def missing_attribute(query: str, mentions: dict[str, str] | None = None, domain: str | None = None) -> tuple[Attribute, str] | None:
+    """(the attribute, the name asked about) when `query` asks for an attribute of a scholar that
+    the API does not have (soay/intents/unsupported_attributes.yaml: an h-index, a phone number,
+    an age...); None otherwise, and for a question that names nobody ("How old is the universe?").
+    `mentions`: the question's mentions with their markers (soay/mentions.py mention_markers, the
+    served model's tagger where it has one; the rules when None): the first name or title is who
+    is asked about, organisations and fields are not read for attribute words. `domain`: the
+    served domain; the data file is written for one (aminer), any other gets None."""
+    data = catalogue()
+    if domain is not None and domain != data.domain:
+        return None
+    markers = mention_markers(query) if mentions is None else mentions
+    named = [text for text, marker in markers.items() if marker.startswith("<|e")]
+    if mentions is None:  # the rules take any capitalised word for a mention: one word may be a company ("Baidu")
+        named = [text for text in named if len(text.split()) > 1 or _CJK.search(text)]
+    attribute = find_attribute(query, [text for text, marker in markers.items() if not marker.startswith("<|e")])
+    if attribute is None:
+        return None
+    name = next((n for n in (strip_attribute(text, attribute) for text in named) if n), None)
+    return (attribute, name) if name else None
+
+
+def compose_refusal(
+    query: str, scope: dict[str, dict[str, Any]], mentions: dict[str, str] | None = None, domain: str | None = None,
+) -> dict[str, Any]:
+    """The answer to a question the planner refused, in the question's language: for one asking
+    for an attribute the API does not have (`missing_attribute`), what is missing and what can
+    be told about the person instead (kind "unsupported", with `attribute` its id), never another
+    attribute; for any other, what this service can answer (`refusal`, kind "out_of_scope")."""
+    language = language_of(query)
+    missing = missing_attribute(query, mentions, domain)
+    if missing is None:
+        return {"answer": refusal(query, scope), "language": language, "kind": "out_of_scope", "attribute": None}
+    attribute, name = missing
+    data = catalogue()
+
+    def said(words: dict[str, str]) -> str:
+        return words.get(language) or next(iter(words.values()))
+
+    answer = _TEXT[language]["unsupported"].format(
+        api=said(data.api), attribute=attribute.name(language), entity=said(data.entity), name=name, can_tell=said(data.can_tell),
+    )
+    return {"answer": answer, "language": language, "kind": "unsupported", "attribute": attribute.id}
+
+
 @serve.deployment(name="answer", ray_actor_options={"num_cpus": 0.25})
 class AnswerComposer:
     """The composer as its own autoscaled stage, so a later model-written answer can replace the
@@ -282,5 +333,7 @@ class AnswerComposer:
             query, outcome["ok"], outcome.get("result"), outcome.get("error_type"), outcome.get("trace"), searches
         )
 
-    async def refuse(self, query: str) -> dict[str, str]:
-        return {"answer": refusal(query, self.scope), "language": language_of(query)}
+    async def refuse(self, query: str, mentions: dict[str, str] | None = None, domain: str | None = None) -> dict[str, Any]:
+        """The answer to a refused question, with its kind ("out_of_scope" or "unsupported"):
+        `compose_refusal`."""
+        return compose_refusal(query, self.scope, mentions, domain)

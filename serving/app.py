@@ -64,6 +64,7 @@ from soay.agent import (
 from soay.domains import domain_for
 from soay.heads import HEADS_FILE, OUT_OF_SCOPE, Heads
 from soay.logs import Feedback, RequestLog
+from soay.mentions import mention_markers
 from soay.outcomes import fuzzy_apis
 from soay.prompts import CODER_STOP, coder_prompt, planner_prompt, question_text, target
 from soay.settings import ServeSettings, Settings
@@ -253,12 +254,15 @@ class Ingress:
         return await self._generate(query, plan.solution, hits, trace)
 
     async def _refuse(self, query: str, trace: RequestLog, on_stage: StageCallback | None) -> Record:
-        composed = await self._stage("answer", trace.timings, lambda: self.answer.refuse.remote(query), on_stage)
+        # the mentions as the served model reads them (its tagger): who a question for an attribute
+        # the API lacks (an h-index, a phone number) is about, for the answer that says so
+        mentions = mention_markers(query, self.heads.vocabulary) if self.heads is not None else None
+        composed = await self._stage("answer", trace.timings, lambda: self.answer.refuse.remote(query, mentions, self.domain.name), on_stage)
         trace.status, trace.language = "out_of_scope", composed["language"]
         self.metrics.out_of_scope.inc()
         return Record(
             request_id=trace.request_id, query=query, language=composed["language"], solution="", code="", ok=True,
-            answer=composed["answer"], timings=trace.timings, kind="out_of_scope",
+            answer=composed["answer"], timings=trace.timings, kind=composed.get("kind", "out_of_scope"),
         )
 
     async def _rank(self, query: str, solution: str, candidates: list[str], exemplar: tuple[str, str] | None) -> str:

@@ -43,8 +43,11 @@ class Record(BaseModel):
     (as in the request's log record, soay.logs.RequestLog)."""
     answer: str
     timings: dict[str, float]
-    kind: Literal["answer", "out_of_scope", "not_found", "ambiguous"] = "answer"
+    kind: Literal["answer", "out_of_scope", "unsupported", "not_found", "ambiguous"] = "answer"
     """out_of_scope: the question is not one this service's APIs answer; `answer` says what it can.
+    unsupported: the question asks for something the APIs do not hold about a scholar (an h-index,
+    a phone number, an age: soay/intents/unsupported_attributes.yaml); `answer` says what is
+    missing and what can be told about that person instead. No code ran, as for out_of_scope.
     not_found: a name (or title) of the question matched nothing; `answer` says what was searched.
     ambiguous: several entities share the name and the question does not say which; `answer` and
     `candidates` list them, so that the client can ask again about one of them."""
