@@ -24,9 +24,9 @@ import open_world_bench as bench  # noqa: E402
 
 ENTITIES = {
     "scholars": [
-        {"id": "s001", "name": "Quillon Vantrebeck", "name_zh": None, "aliases": ["Q. Vantrebeck"],
+        {"id": "s001", "name": "Quillon Vantrebeck", "name_zh": None, "name_aliases": ["Q. Vantrebeck"], "aliases": ["HIComp"],
          "organization": "Harrowgate Institute of Computing", "organization_zh": "哈罗盖特计算研究所",
-         "interests": ["stream mining", "machine learning"], "num_citation": 4211, "num_pubs": 87, "gender": "male",
+         "interests": ["stream mining", "machine learning"], "interests_zh": ["流数据挖掘", "机器学习"], "num_citation": 4211, "num_pubs": 87, "gender": "male",
          "position": "Associate Professor", "email": "qv@harrowgate.example", "education": "PhD, Harrowgate Institute of Computing",
          "bio": "Quillon Vantrebeck studies stream mining.",
          "coauthors": [{"id": "s002", "relation": "coauthor", "joint": 3}, {"id": "s003", "relation": "student", "joint": 2}]},
@@ -102,6 +102,8 @@ def test_inserted_scholars_are_found_and_their_facts_come_back(corpus_copy):
         assert env.searchPerson(name="Quillon Vantrebeck")[0]["person_id"] == ids["s001"]
         assert ids["s002"] in [h["person_id"] for h in env.searchPerson(name="马丽索")]  # by the Chinese name too
         assert ids["s001"] in [h["person_id"] for h in env.searchPerson(organization="哈罗盖特计算研究所")]
+        assert ids["s001"] in [h["person_id"] for h in env.searchPerson(name="Quillon Vantrebeck", organization="HIComp")][:1]  # a short form
+        assert ids["s003"] in [h["person_id"] for h in env.searchPerson(interest="流数据挖掘")]  # the new field, in Chinese
         assert ids["s003"] in [h["person_id"] for h in env.searchPerson(interest="stream mining")]  # a field the corpus lacked
         # joint counts as declared (filler papers of the pair), the relation from the advising record
         coauthors = {c["person_id"]: c for c in env.getCoauthors(ids["s001"])}

@@ -86,9 +86,14 @@ class Scholar(BaseModel):
     name: str = Field(min_length=1)
     name_zh: str | None = None
     aliases: list[str] = Field(default_factory=list)
+    """Other ways of writing the organisation ("PolyU", "清华")."""
+    name_aliases: list[str] = Field(default_factory=list)
+    """Other spellings of the name ("Zoe Mueller", "Tang Mingzhe")."""
     organization: str = Field(min_length=1)
     organization_zh: str | None = None
     interests: list[str] = Field(default_factory=list)
+    interests_zh: list[str] = Field(default_factory=list)
+    """The interests' Chinese names, in the same order."""
     num_citation: int | None = Field(None, ge=0)
     num_pubs: int | None = Field(None, ge=0)
     gender: str | None = None
@@ -237,29 +242,35 @@ class _Writer:
                 self.conn.execute("INSERT INTO organization VALUES (?, ?, ?, ?, ?, ?)", row)
             self.conn.execute("INSERT INTO organization_fts(rowid, name) VALUES (?, ?)", (found, s.organization))
             self.out.notes.append(f"organisation {s.organization!r} added")
-        if s.organization_zh and not self._scalar(
-            "SELECT 1 FROM organization_fts WHERE organization_fts MATCH ? AND rowid = ?", _phrase(s.organization_zh), found
-        ):
-            # a second index entry of the same organisation: found by its Chinese name too
-            self.conn.execute("INSERT INTO organization_fts(rowid, name) VALUES (?, ?)", (found, fts_words(s.organization_zh)))
+        for other in dict.fromkeys([*([s.organization_zh] if s.organization_zh else []), *s.aliases]):
+            if not self._scalar("SELECT 1 FROM organization_fts WHERE organization_fts MATCH ? AND rowid = ?", _phrase(other), found):
+                # another index entry of the same organisation: found by its Chinese name and short forms too
+                self.conn.execute("INSERT INTO organization_fts(rowid, name) VALUES (?, ?)", (found, fts_words(other)))
         return found
 
     def _fields(self) -> dict[str, str]:
         """Declared interest -> the corpus's field name, adding a field for each new one."""
         existing = {normalize(name): name for (name,) in self.conn.execute("SELECT name FROM field")}
-        if any(r[1] == "name_zh" for r in self.conn.execute("PRAGMA table_info(field)")):
+        zh_column = any(r[1] == "name_zh" for r in self.conn.execute("PRAGMA table_info(field)"))
+        if zh_column:
             # an interest declared in Chinese is the field of that Chinese name
             for name, name_zh in self.conn.execute("SELECT name, name_zh FROM field WHERE name_zh != ''"):
                 existing.setdefault(normalize(name_zh), name)
         out: dict[str, str] = {}
         next_id = (self._scalar("SELECT max(id) FROM field") or 0) + 1
         for s in self.entities.scholars:
-            for interest in s.interests:
+            for interest, interest_zh in zip(s.interests, [*s.interests_zh, *[""] * len(s.interests)]):
                 key = normalize(interest)
                 if not key or interest in out:
                     continue
-                if key not in existing:
+                if key not in existing and zh_column:  # with its Chinese name, so that a question in Chinese finds it
+                    self.conn.execute("INSERT INTO field(id, name, area, name_zh) VALUES (?, ?, ?, ?)",
+                                      (next_id, interest, OPEN_WORLD_AREA, interest_zh.strip()))
+                elif key not in existing:
                     self.conn.execute("INSERT INTO field(id, name, area) VALUES (?, ?, ?)", (next_id, interest, OPEN_WORLD_AREA))
+                elif zh_column and interest_zh:
+                    self.conn.execute("UPDATE field SET name_zh = ? WHERE name = ? AND name_zh = ''", (interest_zh.strip(), existing[key]))
+                if key not in existing:
                     existing[key] = interest
                     next_id += 1
                     self.out.notes.append(f"field {interest!r} added")
@@ -361,7 +372,7 @@ class _Writer:
                                   [(self._scalar("SELECT id FROM field WHERE name = ?", f), row, rank, num_citation)
                                    for rank, f in enumerate(interests)])
             # one index entry per way of writing the name: searchPerson finds the scholar by each
-            for text in dict.fromkeys([s.name, *([s.name_zh] if s.name_zh else []), *s.aliases]):
+            for text in dict.fromkeys([s.name, *([s.name_zh] if s.name_zh else []), *s.name_aliases]):
                 self.conn.execute("INSERT INTO person_fts(rowid, name) VALUES (?, ?)", (row, fts_words(text)))
 
     def _advising(self) -> None:
@@ -420,7 +431,7 @@ def check_entities(db_path: Path, entities: Entities, inserted: Inserted) -> dic
     pid = inserted.person_ids
     with AcademicEnvironment(db_path) as env:
         for s in entities.scholars:
-            for text in dict.fromkeys([s.name, *([s.name_zh] if s.name_zh else []), *s.aliases]):
+            for text in dict.fromkeys([s.name, *([s.name_zh] if s.name_zh else []), *s.name_aliases]):
                 counts["names"] += 1
                 hits = [h["person_id"] for h in env.searchPerson(name=text)]
                 if pid[s.id] in hits:
