@@ -52,7 +52,7 @@ class HeadsConfig(BaseModel):
     """When given, the C with the best validation accuracy is chosen from these (C is then unused)."""
     max_false_refusals: float = Field(0.01, ge=0, le=1)
     """Out-of-scope threshold: one that refuses at most this share of in-scope validation questions."""
-    min_correct_refusals: float = Field(0.96, ge=0, le=1)
+    min_correct_refusals: float = Field(0.95, ge=0, le=1)
     """... and at least this share of the out-of-scope validation questions; of those thresholds,
     the middle of the ones refusing the fewest in-scope questions (out_of_scope_threshold)."""
     out_of_scope: bool = True
