@@ -360,6 +360,15 @@ def romanised_names(name: str) -> list[str]:
     return [f"{''.join(syllables[k:]).title()} {''.join(syllables[:k]).title()}" for k in (1, 2) if k < len(syllables)]
 
 
+def _cjk_org_carries(searched: str, record: Mapping[str, Any]) -> bool | None:
+    """For an organisation written in CJK characters: whether a CJK field of the record other than
+    a name holds all its characters, as short forms keep them ("清华" of 清华大学, "北航" of
+    北京航空航天大学); None when the record has none (it cannot be judged)."""
+    texts = [t for k, v in record.items() if not _is_name_param(k) and not k.startswith("name") for t in _texts(v) if _CJK.search(t)]
+    wanted = set(_norm(searched).replace(" ", ""))
+    return any(wanted <= set(t.replace(" ", "")) for t in texts) if texts else None
+
+
 def _title_carries(searched: str, title: str) -> bool:
     """Whether a found title is the searched one: only a long searched text (MIN_TITLE_WORDS
     words) that shares fewer than half its words with the title is judged another title."""
@@ -370,8 +379,8 @@ def _title_carries(searched: str, title: str) -> bool:
 def _carries(key: str, searched: str, record: Mapping[str, Any]) -> bool:
     """Whether a record the program took is what one search argument asked for (see
     `find_wrong_entity`); True where that cannot be judged."""
-    if _CJK.search(searched):  # an organisation in CJK characters is not judged: its record need not say it so
-        judged = None if _is_org_param(key) else _cjk_carries(searched, record)
+    if _CJK.search(searched):  # judged against the record's fields in CJK characters (name_zh, organization_zh)
+        judged = _cjk_org_carries(searched, record) if _is_org_param(key) else _cjk_carries(searched, record)
         if judged is None and _is_name_param(key):  # a romanised record: its name read against the name's pinyin
             names = [v for k, v in record.items() if _is_name_param(k) and isinstance(v, str) and not _CJK.search(v)]
             judged = any(carries_name(r, n) for r in romanised_names(searched) for n in names) if names else None

@@ -452,3 +452,18 @@ def test_a_name_in_chinese_characters_is_judged_against_a_romanised_record_by_it
     assert find_wrong_entity([searched]) is None
     other = {**searched, "items": [{"person_id": "b", "name": "Yang He", "organization": "Tsinghua University"}]}
     assert find_wrong_entity([other]) is other
+
+
+def test_an_organisation_in_chinese_is_judged_against_the_records_chinese_affiliation():
+    """清华大学的王伟 answered with the facts of a Wei Wang at Fudan was seen served: the search
+    ranks the name first. A search record carries organization_zh; its characters decide, short
+    forms included (北航 of 北京航空航天大学)."""
+    fudan = {"person_id": "a", "name": "Wei Wang", "name_zh": "王伟", "organization": "Fudan University", "organization_zh": "复旦大学"}
+    call = {"api": "searchPerson", "args": {"name": "王伟", "organization": "清华大学"}, "found": 1, "items": [fudan]}
+    assert find_wrong_entity([call]) is call
+    tsinghua = {**fudan, "organization": "Tsinghua University", "organization_zh": "清华大学"}
+    assert find_wrong_entity([{**call, "items": [tsinghua]}]) is None
+    beihang = {**fudan, "organization": "Beihang University", "organization_zh": "北京航空航天大学"}
+    assert find_wrong_entity([{**call, "args": {"name": "王伟", "organization": "北航"}, "items": [beihang]}]) is None
+    unrendered = {**fudan, "organization_zh": ""}  # no Chinese affiliation to judge by
+    assert find_wrong_entity([{**call, "items": [unrendered]}]) is None

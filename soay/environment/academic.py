@@ -122,10 +122,12 @@ class AcademicEnvironment(SpecDispatch):
         # Small tables kept in memory: ranking needs their tokens for every candidate. An
         # organisation or field has a form per script, Latin and (where it has one) Chinese.
         self._org_names: dict[int, str] = {}
+        self._org_names_zh: dict[int, str] = {}
         self._org_norms: dict[int, tuple[str, ...]] = {}
         self._org_tokens: dict[int, tuple[frozenset[str], ...]] = {}
         for org_id, name, norm, name_zh in self._rows(f"SELECT id, name, name_norm, {zh['organization']} FROM organization"):
             self._org_names[org_id] = name
+            self._org_names_zh[org_id] = name_zh or ""
             norms = (norm, normalize(name_zh)) if name_zh else (norm,)
             self._org_norms[org_id] = norms
             self._org_tokens[org_id] = tuple(frozenset(n.split()) for n in norms)
@@ -396,11 +398,13 @@ class AcademicEnvironment(SpecDispatch):
         )
 
     def _person_record(self, row: tuple) -> dict[str, Any]:
-        _, pid, name, _, org_id, interests, citations, pubs, _ = row
+        _, pid, name, _, org_id, interests, citations, pubs, name_zh = row
         return {
             "person_id": pid,
             "name": name,
+            "name_zh": name_zh or "",
             "organization": self._org_names[org_id],
+            "organization_zh": self._org_names_zh[org_id],
             "interests": json.loads(interests),
             "num_citation": citations,
             "num_pubs": pubs,
