@@ -59,7 +59,7 @@ from serving.schemas import (
 )
 from soay.agent import (
     candidate_programs, candidate_solutions, choose_program, choose_solution, code_max_tokens, code_problem, continuation_logprobs, exemplar_for,
-    finish_code, solution_choices,
+    finish_code, head_search_line, solution_choices,
 )
 from soay.domains import domain_for
 from soay.heads import HEADS_FILE, OUT_OF_SCOPE, Heads
@@ -300,11 +300,13 @@ class Ingress:
         return await self._write(query, solution, exemplars[min(1, len(exemplars) - 1)], temperature=self.serve_settings.repair_temperature)
 
     async def _write(self, query: str, solution: str, exemplar: tuple[str, str] | None, temperature: float) -> str:
+        """The coder's program, its first line (the head search) adapted from the example's."""
+        head = head_search_line(*exemplar, query, self.spec) if exemplar else ""
         text = await self._complete(
-            self.coder, self.serve_settings.coder_model, coder_prompt(query, solution, exemplar), self.code_tokens,
+            self.coder, self.serve_settings.coder_model, coder_prompt(query, solution, exemplar) + head, self.code_tokens,
             temperature=temperature, stop=CODER_STOP, skip_special_tokens=False,  # the mention markers are special tokens
         )
-        return finish_code(text, query, self.spec)
+        return finish_code(head + text, query, self.spec)
 
     async def readiness(self) -> dict[str, str]:
         """Each stage answering a trivial call ("ok"), or why not: the proxy routes to this ingress

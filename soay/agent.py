@@ -105,6 +105,17 @@ def finish_code(completion: str, query: str, spec: ApiSpec, vocabulary: frozense
     return snap_literals(restore_code(program, query, vocabulary), query, spec)
 
 
+def head_search_line(example_query: str, example_code: str, query: str, spec: ApiSpec) -> str:
+    """The first line of the example's program, its head search, masked and given the question's
+    filters: the line a small base most often gets wrong (a name pasted into an id, prose after
+    it), written for it so that it writes the rest after the example's pattern. Empty when the
+    example does not start with a search."""
+    first = mask_code(example_code, example_query).strip().splitlines()[:1]
+    if not first or not any(f"{a.name}(" in first[0] for a in spec.apis if a.kind == "fuzzy"):
+        return ""
+    return with_question_filters(first[0], query, spec) + "\n"
+
+
 FAMILY_PARAMS = {
     "e": ("name", "title"),
     "o": ("organization", "affiliation", "institution"),

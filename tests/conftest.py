@@ -217,7 +217,7 @@ def served(tmp_path_factory, aminer_db, ray_session, log_broker, gemma_base):
     (root / "aminer").mkdir()
     shutil.copyfile(aminer_db, root / "aminer" / "corpus.sqlite")
     settings = Settings(
-        data={"root": root, "corpus_size": TEST_CORPUS_SIZE, "seed": 7, "train_per_combination": 16, "validation_per_combination": 4,
+        data={"root": root, "corpus_size": TEST_CORPUS_SIZE, "seed": 7, "train_per_combination": 32, "validation_per_combination": 4,
               "test_per_combination": 4, "unit_size": 8},
         ray={"workers": 1},
         retriever={"index_dir": root / "index", "device": "cpu"},
