@@ -28,6 +28,7 @@ import asyncio
 import hmac
 from dataclasses import dataclass
 import json
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -333,7 +334,7 @@ class Ingress:
     # --- HTTP -----------------------------------------------------------------------------
 
     def _query(self, query: str) -> str:
-        query = query.strip()
+        query = plain_text(query).strip()
         if not query:
             raise HTTPException(422, "query is empty")
         if len(query) > self.serve_settings.max_query_chars:
@@ -473,6 +474,15 @@ class Ingress:
                 yield event(chat_chunk(chunk_id, model, {"content": word + " "}))
             yield event(chat_chunk(chunk_id, model, {}, "stop", soay=record.model_dump()))
         yield "data: [DONE]\n\n"
+
+
+_TERMINAL_CODES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def plain_text(query: str) -> str:
+    """The question without terminal escape sequences and control characters, which a question
+    pasted from a terminal carries ("\x1b[31m"): left in, "31m" was read as a name to search."""
+    return _TERMINAL_CODES.sub(lambda m: " " if len(m.group(0)) == 1 else "", query)
 
 
 def stage_options(settings: ServeSettings) -> dict[str, Any]:

@@ -133,6 +133,18 @@ def test_bad_requests_get_a_clear_4xx(served, body, status):
     assert response.json()["error"]
 
 
+def test_terminal_escapes_in_a_question_are_not_read_as_words(served):
+    """A question pasted from a terminal with its colour codes is the question without them ("31m"
+    was searched as a name)."""
+    url, _, test = served
+    case = next(t for t in test if t.language == "en" and t.inputs.get("name") and t.inputs["name"] in t.query)
+    name = case.inputs["name"]
+    coloured = ask(url, case.query.replace(name, f"\x1b[31m{name}\x1b[0m") + "\x07").json()
+    plain = ask(url, case.query).json()
+    assert "\x1b" not in coloured["query"] and "31m" not in coloured["code"], coloured
+    assert coloured["code"] == plain["code"] and coloured["solution"] == plain["solution"]
+
+
 def test_malformed_json_and_unknown_model(served):
     url, _, _ = served
     response = httpx.post(f"{url}/v1/ask", content=b'{"query": ', headers={**AUTH, "content-type": "application/json"}, timeout=30)
