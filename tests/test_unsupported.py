@@ -5,7 +5,6 @@ answered with what is missing and what can be told instead, never with another a
 from __future__ import annotations
 
 import re
-import string
 from collections import Counter
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import yaml
 from serving.answer import compose_refusal, missing_attribute
 from serving.schemas import Record
 from soay.unsupported import DATA, catalogue, examples, find_attribute
+from test_out_of_scope_data import _pattern
 
 ROOT = Path(__file__).resolve().parents[1]
 IN_SCOPE = [ROOT / "soay" / "intents" / "aminer.yaml", ROOT / "soay" / "intents" / "aminer.informal.yaml"]
@@ -54,15 +54,6 @@ def _in_scope_templates() -> list[str]:
             for texts in combination["phrasings"].values():
                 templates.extend(texts)
     return templates
-
-
-def _pattern(template: str) -> re.Pattern[str]:
-    parts = []
-    for literal, field, _, _ in string.Formatter().parse(template):
-        parts.append(re.escape(literal))
-        if field:
-            parts.append(".+")
-    return re.compile("".join(parts), re.IGNORECASE | re.DOTALL)
 
 
 def test_the_training_questions_are_many_balanced_and_reproducible():
