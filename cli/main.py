@@ -38,6 +38,8 @@ app.add_typer(corpus_app, name="corpus")
 app.add_typer(api_app, name="api")
 spec_app = typer.Typer(help="Bring your own API: import OpenAPI or GraphQL, generate triplets through it.", no_args_is_help=True)
 app.add_typer(spec_app, name="spec")
+keys_app = typer.Typer(help="API keys of the service (stored as digests; needed once any exists).", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
 
 DEFAULT_RECIPE = Path(__file__).resolve().parents[1] / "configs" / "heads.yaml"
 """The CPU default: heads on the pretrained base. configs/sft/cpu_full.yaml is the from-scratch
@@ -174,6 +176,38 @@ def api_serve(
         fail(f"corpus {path} does not exist")
     asgi = create_app(d.spec, lambda: d.open_environment(path), s.api_server.max_body_bytes)
     uvicorn.run(asgi, host=s.api_server.host, port=s.api_server.port, log_level="warning")
+
+
+@keys_app.command("add")
+@user_errors
+def keys_add(
+    name: str = typer.Argument(..., help="Whose key (a client, a team); adding a name again replaces its key."),
+    rate: float | None = typer.Option(None, min=0.001, help="Requests a second it may make (default serve.rate_per_key)."),
+    burst: int | None = typer.Option(None, min=1, help="Requests it may make at once (default serve.burst_per_key)."),
+) -> None:
+    """Make a key and store its digest; prints the key, which is never shown again."""
+    from serving.keys import add_key
+
+    s = load_settings()
+    path = s.serve.keys_path(s.data)
+    key = add_key(path, name, rate, burst)
+    typer.echo(key)
+    typer.echo(f"stored the digest of {name!r}'s key in {path}; `soay serve` on it now requires a key "
+               "(clients send `Authorization: Bearer <key>`; `soay ask` sends SOAY_SERVE__API_KEY)", err=True)
+
+
+@keys_app.command("list")
+@user_errors
+def keys_list() -> None:
+    """The names of the keys the service accepts, with their limits."""
+    from serving.keys import read_keys
+
+    s = load_settings()
+    path = s.serve.keys_path(s.data)
+    keys = read_keys(path)
+    for k in keys:
+        typer.echo(f"{k.name}  {k.rate_per_s or s.serve.rate_per_key:g} requests/s, burst {k.burst or s.serve.burst_per_key}")
+    typer.echo(f"{len(keys)} keys in {path}" if keys else f"no keys in {path}: the service is open", err=True)
 
 
 @spec_app.command("import")

@@ -1,257 +1,324 @@
-"""The serving side of the log stream: every served request and every feedback becomes a Kafka record.
+"""The serving side of the log stream: every served request and every feedback becomes a Kafka record, and none is lost.
 
-Serving must never wait on, or fail because of, the broker. `log_request` and `log_feedback` only
-append to a bounded in-process buffer (`kafka.buffer_records`) and return at once; beyond the bound
-a record is dropped and counted. A background thread drains the buffer into Kafka with kafka-python
-(`acks="all"`), and a record whose delivery fails goes back to the buffer and is sent again once
-the broker answers: nothing but the overflow is lost. Delivery is at-least-once; the consumer
-de-duplicates by request id, which is also the message key, so a request's record and its feedback
-share a partition.
+`log_request` and `log_feedback` commit the record to the node's durable outbox (serving/outbox.py)
+and return; the request is answered only after that. Nothing on the request path waits on the
+broker. One replica per node ships the outbox to Kafka: each replica's thread tries an exclusive
+lock on the outbox (`flock`, released by the kernel when its holder dies, so a SIGKILLed shipper
+is replaced within a second by another replica or by its own replacement).
 
-Everything that can block lives on that thread: kafka-python's `KafkaProducer` constructor
-bootstraps eagerly (it blocks up to `bootstrap_timeout_ms`, then raises, when no broker answers) and
-`send` can block up to `max_block_ms` on metadata. The thread also creates the topics when it
-connects, and again after the producer lost its connections: a restarted broker may have lost them
-(the embedded Tansu keeps topics in memory and, without them, acknowledges records it never keeps).
-The producer is not idempotent: a restarted broker forgets producer ids and refuses an idempotent
-producer's next batches (UnknownProducerId), and the consumer's de-duplication makes it unneeded.
+The shipper's producer is idempotent (`enable_idempotence`): a retried batch is written once.
+That is also how it learns that the embedded in-memory broker restarted and lost its log: the
+next send of its producer is refused as UnknownProducerId. It then puts every shipped-but-not-
+consumed record back to pending and starts a new producer; a log whose offsets went backwards says
+the same. With the in-memory broker a record leaves the outbox only once the enlargement's consumer
+group (`kafka.consumer_group`) committed past it, and before each such release the shipper proves
+with a heartbeat (a record on `<requests_topic>.heartbeat`, whose offsets only grow on a broker that
+kept its log) that the broker it reads offsets from is the one it shipped to: committed offsets of
+a fresh broker say nothing about the old log.
+With `kafka.durable_broker` (a replicated Kafka cluster) the acknowledgement is enough.
 
-With no broker the stream says so once (`soay serve` without `soay broker` is a normal way to try the
-service) and is quiet after that: kafka-python logs every refused connection attempt, several a
-second, so its loggers are raised to CRITICAL in a process that opens a stream; the stream's own
-lines (no broker, reachable again, records back to the buffer) and its counters say what matters.
+Records reach Kafka at least once; the enlargement de-duplicates by request id (the message key,
+so a request's record and its feedback share a partition) and by feedback identity, so the
+dataset holds each once.
+
+Everything that can block lives on the shipper thread: kafka-python's `KafkaProducer` constructor
+bootstraps eagerly (blocking up to `bootstrap_timeout_ms`) and `send` can block up to
+`max_block_ms` on metadata. With no broker the stream says so once (`soay serve` without `soay
+broker` is a normal way to try the service); kafka-python logs every refused connection attempt,
+several a second, so its loggers are raised to CRITICAL in a process that opens a stream.
 """
 
 from __future__ import annotations
 
+import fcntl
 import logging
+import os
 import threading
 import time
-from collections import deque
-from dataclasses import dataclass
+from pathlib import Path
 
-from kafka import KafkaProducer
-from kafka.errors import KafkaError, MessageSizeTooLargeError
+from kafka import KafkaAdminClient, KafkaProducer
+from kafka.errors import KafkaError, OutOfOrderSequenceNumberError, UnknownProducerIdError
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from cluster.broker import ensure_topics
+from serving.outbox import Outbox, OutboxFull, OutboxRecord, Shipped
 from soay.logs import Feedback, RequestLog
 from soay.settings import KafkaSettings
 
 log = logging.getLogger(__name__)
 
 BATCH_RECORDS = 500
-"""Records the drain thread hands to the producer at once before waiting for their acknowledgements."""
+"""Records the shipper hands to the producer at once before waiting for their acknowledgements."""
 REQUEST_TIMEOUT_MS = 3_000
 DELIVERY_TIMEOUT_MS = 6_000
-"""How long the producer keeps a record (retries included) before giving it back to the buffer; it
-bounds how late an outage is noticed for records already handed over."""
 BLOCK_MS = 5_000
-"""Bound on each blocking call of the drain thread: the producer's bootstrap and metadata waits, the
-topic check's wait for a broker."""
+"""Bound on each blocking call of the shipper: the producer's bootstrap and metadata waits, the topic check."""
 POLL_S = 0.2
-"""How often the idle drain thread looks at the producer's connections."""
+"""How often an idle shipper looks for new records."""
 RETRY_S = 1.0
 """Wait before the next attempt after the broker could not be reached or a delivery failed."""
-CLOSE_TIMEOUT_S = 5.0
+RELEASE_S = 2.0
+"""How often, with the in-memory broker, the shipper reads the enlargement's committed offsets."""
+LOCK_S = 1.0
+"""How often a replica that does not ship tries to become the shipper."""
 KAFKA_LOGGER = "kafka"
-"""kafka-python's logger tree (kafka.net.manager, kafka.net.connection, kafka.admin, ...)."""
-
-
-@dataclass(frozen=True)
-class Message:
-    """One record as Kafka takes it: the key is the request id."""
-
-    topic: str
-    key: bytes
-    value: bytes
+OUTBOX_ID_HEADER = "soay-outbox-id"
+LOG_LOST = (UnknownProducerIdError, OutOfOrderSequenceNumberError)
+"""What an idempotent producer hears from a broker that no longer knows it: the log was lost."""
 
 
 class LogStreamMetrics:
-    """The stream's Prometheus series, in the registry of the server that owns it."""
+    """The stream's Prometheus series. The outbox gauges read one shared file, so every replica
+    reports the same value (`max` across the replicas' processes)."""
 
     def __init__(self, registry: CollectorRegistry, topics: list[str]) -> None:
         def per_topic(name: str, doc: str) -> Counter:
             return Counter(name, doc, ["topic"], registry=registry)
 
+        def gauge(name: str, doc: str, mode: str = "max") -> Gauge:
+            return Gauge(name, doc, registry=registry, multiprocess_mode=mode)
+
         self.produced = per_topic("soay_log_records_produced", "Records acknowledged by Kafka")
-        self.dropped = per_topic("soay_log_records_dropped", "Records dropped (buffer full, or refused by Kafka)")
-        self.send_errors = per_topic("soay_log_send_errors", "Records whose delivery failed (back to the buffer)")
-        self.buffered = Gauge("soay_log_records_buffered", "Records not yet acknowledged by Kafka", registry=registry)
-        self.connections = Gauge("soay_log_broker_connections", "Open connections of the producer", registry=registry)
+        self.send_errors = per_topic("soay_log_send_errors", "Deliveries that failed (the record stays in the outbox and is sent again)")
+        self.refused = per_topic("soay_log_outbox_refused", "Records refused because the outbox was full (their requests were answered 503)")
+        self.reshipped = Counter("soay_log_records_reshipped", "Shipped records sent again because the broker lost its log", registry=registry)
+        self.held = gauge("soay_log_outbox_records", "Records in the outbox (pending or shipped and not yet consumed)")
+        self.pending = gauge("soay_log_outbox_pending", "Records in the outbox Kafka has not acknowledged")
+        self.full = gauge("soay_log_outbox_full", "1 while the outbox is full and questions are refused")
+        self.shipper = gauge("soay_log_shipper", "1 in the replica that ships the node's outbox", mode="livesum")
+        self.connections = gauge("soay_log_broker_connections", "Open connections of the shipper's producer", mode="livesum")
         for topic in topics:  # every series shows from the start, at 0
-            for counter in (self.produced, self.dropped, self.send_errors):
+            for counter in (self.produced, self.send_errors, self.refused):
                 counter.labels(topic)
 
 
 class LogStream:
-    """A non-blocking Kafka producer of RequestLog and Feedback records with a bounded buffer."""
+    """The request log of one ingress replica: a durable outbox, and (in one replica) its shipper."""
 
-    def __init__(self, settings: KafkaSettings, registry: CollectorRegistry) -> None:
+    def __init__(self, settings: KafkaSettings, outbox_path: Path, registry: CollectorRegistry) -> None:
         self.settings = settings
         self.topics = [settings.requests_topic, settings.feedback_topic]
+        self.heartbeat_topic = f"{settings.requests_topic}.heartbeat"
         self.metrics = LogStreamMetrics(registry, self.topics)
-        self._queue: deque[Message] = deque()
-        self._in_flight = 0
-        self._cond = threading.Condition()
-        self._closing = False
-        self._deadline = float("inf")
+        self.outbox = Outbox(outbox_path, settings.outbox_records)
+        self._lock_path = outbox_path.with_suffix(".ship-lock")
+        self._lock_fd: int | None = None
+        self._stop = threading.Event()
         self._producer: KafkaProducer | None = None
-        self._topics_ready = False
-        self._connections = 0
+        self._admin: KafkaAdminClient | None = None
         self._reachable = True
         self._ever_connected = False
+        self._was_full = False
+        self._next_release = 0.0
+        self._heartbeat_offset = -1
         logging.getLogger(KAFKA_LOGGER).setLevel(logging.CRITICAL)  # see the module's docstring
-        self.metrics.buffered.set_function(self.pending)
-        self.metrics.connections.set_function(lambda: self._connections)
         self._thread = threading.Thread(target=self._run, name="soay-logstream", daemon=True)
         self._thread.start()
 
-    # --- the request path: never blocks on the broker --------------------------------------
+    # --- the request path: a local fsync'd commit, never the broker --------------------------
 
-    def log_request(self, record: RequestLog) -> bool:
-        """Queue a served request's record; False when it was dropped."""
-        return self._submit(self.settings.requests_topic, record.request_id, record)
+    def log_request(self, record: RequestLog) -> None:
+        """Commit a served request's record; OutboxFull when the outbox cannot take it."""
+        self._put(self.settings.requests_topic, record.request_id, record)
 
-    def log_feedback(self, feedback: Feedback) -> bool:
-        """Queue a client's feedback; False when it was dropped."""
-        return self._submit(self.settings.feedback_topic, feedback.request_id, feedback)
+    def log_feedback(self, feedback: Feedback) -> None:
+        """Commit a client's feedback; OutboxFull when the outbox cannot take it."""
+        self._put(self.settings.feedback_topic, feedback.request_id, feedback)
 
-    def pending(self) -> int:
-        """Records submitted and not yet acknowledged (buffered or being delivered)."""
-        return len(self._queue) + self._in_flight
+    def full(self) -> bool:
+        """Whether new records would be refused: the service then refuses the questions that make them."""
+        full = self.outbox.full()
+        self._note_full(full)
+        return full
 
-    def _submit(self, topic: str, key: str, record: RequestLog | Feedback) -> bool:
+    def _put(self, topic: str, key: str, record: RequestLog | Feedback) -> None:
         try:
-            value = record.encode()
-        except ValueError as exc:  # a result JSON cannot hold: the request is answered all the same
-            self.metrics.dropped.labels(topic).inc()
-            log.warning("log stream: dropped a record that does not serialise: %s", exc)
-            return False
-        with self._cond:
-            if self._closing or self.pending() >= self.settings.buffer_records:
-                self.metrics.dropped.labels(topic).inc()
-                return False
-            self._queue.append(Message(topic, key.encode(), value))
-            self._cond.notify()
-        return True
+            self.outbox.put(topic, key.encode(), record.encode())
+        except OutboxFull:
+            self.metrics.refused.labels(topic).inc()
+            self._note_full(True)
+            raise
 
-    def close(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
-        """Deliver what is buffered for at most `timeout` seconds, then stop; a replica calls it
-        when it shuts down. Records still buffered after that are lost (and logged)."""
-        with self._cond:
-            self._closing = True
-            self._deadline = time.monotonic() + timeout
-            self._cond.notify()
-        self._thread.join(timeout + 1.0)
-        if self.pending():
-            log.warning("log stream closed with %d records not delivered", self.pending())
+    def _note_full(self, full: bool) -> None:
+        if full and not self._was_full:
+            log.warning("request log outbox full (%d records not yet safe in Kafka at %s): questions are refused with 503 "
+                        "until the shipper drains it%s", self.settings.outbox_records, self.settings.bootstrap_servers,
+                        "" if self.settings.durable_broker else " (with the in-memory broker, records leave once `soay enlarge` consumed them)")
+        elif self._was_full and not full:
+            log.warning("request log outbox has room again")
+        self._was_full = full
+        self.metrics.full.set(int(full))
 
-    # --- the drain thread ---------------------------------------------------------------------
+    def close(self) -> None:
+        """Stop shipping; what is not yet in Kafka stays in the outbox for the next shipper. A
+        second call does nothing."""
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        self._thread.join(BLOCK_MS / 1000 * 3)
+        if self._producer is not None:
+            self._producer.close(timeout=1.0)
+        if self._admin is not None:
+            self._admin.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+        self.outbox.close()
+
+    # --- the shipper thread -------------------------------------------------------------------
 
     def _run(self) -> None:
-        while not self._finished():
-            batch = self._take()
-            self._watch_connections()  # just before sending: a connection lost by now is seen first
-            if not (self._producer and self._topics_ready) and not self._connect():
-                self._give_back(batch, wait=True)
-            elif batch:
-                failed = self._deliver(self._producer, batch)
-                self._give_back(failed, wait=bool(failed))
-        if self._producer is not None:
-            try:
-                self._producer.close(timeout=max(0.0, self._deadline - time.monotonic()))
-            except KafkaError as exc:  # kafka-python raises when its own buffer does not empty in time
-                log.warning("log stream: the producer closed with records unsent: %s", exc)
+        while not self._stop.is_set():
+            self._refresh_gauges()
+            if not self._hold_lock():
+                self._stop.wait(LOCK_S)
+                continue
+            if self._producer is None and not self._connect():
+                self._stop.wait(RETRY_S)
+                continue
+            batch = self.outbox.pending(BATCH_RECORDS)
+            if batch and not self._ship(batch):
+                self._stop.wait(RETRY_S)
+            elif not self.settings.durable_broker and time.monotonic() >= self._next_release:
+                self._release()
+                self._next_release = time.monotonic() + RELEASE_S
+            elif not batch:
+                self._stop.wait(POLL_S)
 
-    def _finished(self) -> bool:
-        with self._cond:
-            return self._closing and (not self._queue or time.monotonic() >= self._deadline)
+    def _refresh_gauges(self) -> None:
+        held, pending = self.outbox.count(), self.outbox.count(state=0)
+        self.metrics.held.set(held)
+        self.metrics.pending.set(pending)
+        self._note_full(held >= self.settings.outbox_records)
+        self.metrics.shipper.set(int(self._lock_fd is not None))
+        connections = self._producer.metrics()["producer-metrics"]["connection-count"] if self._producer else 0
+        self.metrics.connections.set(int(connections))
 
-    def _watch_connections(self) -> None:
-        """Losing every connection may mean the broker restarted: topics are checked again before
-        the next record goes out."""
-        count = int(self._producer.metrics()["producer-metrics"]["connection-count"]) if self._producer else 0
-        if self._connections and not count:
-            self._topics_ready = False
-        self._connections = count
+    def _hold_lock(self) -> bool:
+        """Whether this replica ships: it holds the outbox's lock, or takes it now."""
+        if self._lock_fd is not None:
+            return True
+        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        self._lock_fd = fd
+        log.info("log stream: this replica ships the outbox %s (%d records held)", self.outbox.path, self.outbox.count())
+        return True
 
     def _connect(self) -> bool:
-        """Create the topics if missing, then the producer; False while no broker answers."""
+        """Create the topics if missing, then an idempotent producer; False while no broker answers."""
+        kafka = self.settings
         try:
-            kafka = self.settings
             ensure_topics(kafka.bootstrap_servers, self.topics, kafka.partitions, wait_s=BLOCK_MS / 1000)
-            self._topics_ready = True
-            if self._producer is None:
-                self._producer = KafkaProducer(
-                    bootstrap_servers=kafka.bootstrap_servers, acks="all", retries=5, enable_idempotence=False,
-                    request_timeout_ms=REQUEST_TIMEOUT_MS, delivery_timeout_ms=DELIVERY_TIMEOUT_MS,
-                    max_block_ms=BLOCK_MS, bootstrap_timeout_ms=BLOCK_MS, reconnect_backoff_max_ms=int(RETRY_S * 1000),
-                    allow_auto_create_topics=False,
-                )
+            ensure_topics(kafka.bootstrap_servers, [self.heartbeat_topic], 1, wait_s=BLOCK_MS / 1000)
+            self._producer = KafkaProducer(
+                bootstrap_servers=kafka.bootstrap_servers, acks="all", enable_idempotence=True,
+                request_timeout_ms=REQUEST_TIMEOUT_MS, delivery_timeout_ms=DELIVERY_TIMEOUT_MS,
+                max_block_ms=BLOCK_MS, bootstrap_timeout_ms=BLOCK_MS, reconnect_backoff_max_ms=int(RETRY_S * 1000),
+                allow_auto_create_topics=False,
+            )
         except Exception as exc:  # noqa: BLE001 - whatever the broker does, the thread lives on and retries
             if self._reachable and not self._ever_connected:
-                log.warning("request log disabled: no broker at %s; start `soay broker` or set kafka.bootstrap_servers "
-                            "(up to %d records wait and are sent once a broker answers; beyond that they are dropped "
-                            "and counted in soay_log_records_dropped)", self.settings.bootstrap_servers, self.settings.buffer_records)
+                log.warning("request log not shipped yet: no broker at %s; start `soay broker` or set kafka.bootstrap_servers "
+                            "(records wait in %s, up to %d, and are sent once a broker answers)",
+                            kafka.bootstrap_servers, self.outbox.path, kafka.outbox_records)
             elif self._reachable:
-                log.warning("log stream: Kafka at %s unreachable (%s); buffering up to %d records",
-                            self.settings.bootstrap_servers, exc, self.settings.buffer_records)
+                log.warning("log stream: Kafka at %s unreachable (%s); records wait in the outbox", kafka.bootstrap_servers, exc)
             self._reachable = False
             return False
         if not self._reachable:
-            log.warning("log stream: Kafka at %s reachable%s", self.settings.bootstrap_servers, " again" if self._ever_connected else "")
+            log.warning("log stream: Kafka at %s reachable%s", kafka.bootstrap_servers, " again" if self._ever_connected else "")
         self._reachable = self._ever_connected = True
         return True
 
-    def _take(self) -> list[Message]:
-        """The next records to send (waiting up to POLL_S for some); they count as pending until
-        given back or acknowledged."""
-        with self._cond:
-            if not self._queue and not self._closing:
-                self._cond.wait(POLL_S)
-            batch = [self._queue.popleft() for _ in range(min(BATCH_RECORDS, len(self._queue)))]
-            self._in_flight = len(batch)
-        return batch
-
-    def _give_back(self, records: list[Message], wait: bool) -> None:
-        """Put unsent records back at the head of the buffer; `wait` pauses RETRY_S (close wakes it)."""
-        with self._cond:
-            self._queue.extendleft(reversed(records))
-            self._in_flight = 0
-            if wait:
-                self._cond.wait(RETRY_S)
-
-    def _deliver(self, producer: KafkaProducer, batch: list[Message]) -> list[Message]:
-        """Send a batch and wait for its acknowledgements; returns the records to send again."""
-        sent, failed, error = [], [], None
-        for message in batch:
+    def _drop_producer(self) -> None:
+        """Forget the producer (it is re-created, with a new producer id, on the next attempt)."""
+        if self._producer is not None:
             try:
-                sent.append((message, producer.send(message.topic, value=message.value, key=message.key)))
-            except MessageSizeTooLargeError as exc:  # sending it again cannot help
-                self.metrics.dropped.labels(message.topic).inc()
-                log.warning("log stream: dropped a record of %d bytes: %s", len(message.value), exc)
-            except Exception as exc:  # noqa: BLE001 - e.g. no metadata within max_block_ms: the broker is away
-                failed.append(message)
-                error = exc
-        deadline = time.monotonic() + DELIVERY_TIMEOUT_MS / 1000 + 1.0
-        for message, future in sent:
+                self._producer.close(timeout=0)
+            except KafkaError:
+                pass
+        self._producer = None
+
+    def _ship(self, batch: list[OutboxRecord]) -> bool:
+        """Send a batch, wait for its acknowledgements and mark what was acknowledged; False when
+        some of it must be sent again later."""
+        futures, failure = [], None
+        for record in batch:
             try:
-                future.get(timeout=max(0.0, deadline - time.monotonic()))
-            except Exception as exc:  # noqa: BLE001 - expired, refused or not answered: it goes back to the buffer
-                failed.append(message)
-                error = exc
-            else:
-                self.metrics.produced.labels(message.topic).inc()
-        for message in failed:
-            self.metrics.send_errors.labels(message.topic).inc()
-        if failed:
-            log.warning("log stream: %d records back to the buffer (%s)", len(failed), error)
-            self._topics_ready = False
-        return failed
+                headers = [(OUTBOX_ID_HEADER, str(record.id).encode())]
+                futures.append((record, self._producer.send(record.topic, value=record.value, key=record.key, headers=headers)))
+            except Exception as exc:  # noqa: BLE001 - e.g. no metadata within max_block_ms: the broker is away (or lost the topic)
+                self.metrics.send_errors.labels(record.topic).inc()
+                failure = exc
+                break
+        acked = []
+        for record, future in futures:
+            try:
+                meta = future.get(timeout=DELIVERY_TIMEOUT_MS / 1000 + 1.0)
+            except Exception as exc:  # noqa: BLE001 - expired, refused or not answered: sent again later
+                self.metrics.send_errors.labels(record.topic).inc()
+                failure = exc
+                continue
+            acked.append(Shipped(record.id, meta.partition, meta.offset))
+            self.metrics.produced.labels(record.topic).inc()
+        if acked and not self.settings.durable_broker and self._offsets_went_back(batch, acked):
+            self._lost("its offsets went back")
+        self.outbox.shipped(acked, keep=not self.settings.durable_broker)
+        if failure is not None:
+            self._failed(failure, len(futures) - len(acked))
+        return len(acked) == len(batch)
+
+    def _offsets_went_back(self, batch: list[OutboxRecord], acked: list[Shipped]) -> bool:
+        """A partition that acknowledged an offset at or below one it had acknowledged before lost its log."""
+        topics = {r.id: r.topic for r in batch}
+        known = self.outbox.shipped_partitions()
+        return any(s.offset <= known.get((topics[s.id], s.partition), -1) for s in acked)
+
+    def _failed(self, error: Exception, count: int) -> None:
+        if isinstance(error, LOG_LOST):
+            self._lost(f"it no longer knows this producer ({type(error).__name__})")
+        else:
+            log.warning("log stream: %d records not acknowledged (%s); they stay in the outbox", count, error)
+        self._drop_producer()  # a new one checks the topics first: a restarted broker may have lost them
+
+    def _lost(self, why: str) -> None:
+        reshipped = self.outbox.reship()
+        self.metrics.reshipped.inc(reshipped)
+        log.warning("log stream: the broker at %s lost its log (%s): %d records shipped and not yet consumed are sent again",
+                    self.settings.bootstrap_servers, why, reshipped)
+
+    def _release(self) -> None:
+        """With the in-memory broker: drop the records the enlargement committed past, after a
+        heartbeat proved that the broker is the one they were shipped to."""
+        partitions = self.outbox.shipped_partitions()
+        if not partitions:
+            return
+        try:
+            beat = self._producer.send(self.heartbeat_topic, value=b"").get(timeout=DELIVERY_TIMEOUT_MS / 1000 + 1.0)
+        except Exception as exc:  # noqa: BLE001 - a lost log is handled; anything else waits for the next round
+            self._failed(exc, 0)
+            return
+        went_back, self._heartbeat_offset = beat.offset <= self._heartbeat_offset, beat.offset
+        if went_back:  # a producer created after an outage is new to any broker: the heartbeat's offsets tell
+            self._lost("the heartbeat's offsets went back")
+            return
+        try:
+            if self._admin is None:
+                self._admin = KafkaAdminClient(bootstrap_servers=self.settings.bootstrap_servers, request_timeout_ms=REQUEST_TIMEOUT_MS)
+            committed = self._admin.list_group_offsets(self.settings.consumer_group).get(self.settings.consumer_group, {})
+        except Exception as exc:  # noqa: BLE001 - the group may not exist yet: nothing is released this round
+            log.debug("log stream: no committed offsets (%s)", exc)
+            return
+        for tp, offset in committed.items():
+            if (tp.topic, tp.partition) in partitions and offset.offset >= 0:
+                self.outbox.release(tp.topic, tp.partition, offset.offset)
 
 
-def open_log_stream(settings: KafkaSettings, registry: CollectorRegistry) -> LogStream | None:
-    """The stream, or None when `kafka.log_requests` is off: then nothing is produced and nothing
+def open_log_stream(settings: KafkaSettings, outbox_path: Path, registry: CollectorRegistry) -> LogStream | None:
+    """The stream, or None when `kafka.log_requests` is off: then nothing is kept and nothing
     connects to a broker."""
-    return LogStream(settings, registry) if settings.log_requests else None
+    return LogStream(settings, outbox_path, registry) if settings.log_requests else None

@@ -172,7 +172,15 @@ class ServeSettings(Section):
     """Requests queued for the ingress beyond its replicas' capacity before it answers 503 (-1: no bound)."""
     request_timeout_s: float = Field(60.0, gt=0)
     api_key: str | None = None
-    """When set, requests need `Authorization: Bearer <key>`; None leaves the API open (loopback default)."""
+    """A key clients send (`soay ask`, the load test) and the service accepts; from the environment
+    (SOAY_SERVE__API_KEY), never a file."""
+    api_keys_file: Path | None = None
+    """Digests of the keys the service accepts (`soay keys add`); None means <data.root>/api_keys.yaml.
+    With no key here and no api_key, the API is open (the loopback default)."""
+    rate_per_key: float = Field(10.0, gt=0)
+    """Requests a second one key may make (per ingress replica); a key in the file may set its own."""
+    burst_per_key: int = Field(20, ge=1)
+    """Requests one key may make at once after a quiet spell."""
     max_body_bytes: int = Field(65_536, ge=1024)
     max_query_chars: int = Field(2000, ge=10)
     repair_temperature: float = Field(0.7, ge=0)
@@ -184,6 +192,9 @@ class ServeSettings(Section):
 
     def model_path(self, data: DataSettings) -> Path:
         return self.model_dir or data.root / data.domain / "runs" / "heads" / "model"
+
+    def keys_path(self, data: DataSettings) -> Path:
+        return self.api_keys_file or data.root / "api_keys.yaml"
 
     def rollout_options(self) -> dict[str, Any]:
         """Serve deployment options that let a redeploy (a model swap) drop no request: new replicas
@@ -202,9 +213,17 @@ class KafkaSettings(Section):
     feedback_topic: str = "soay.feedback"
     partitions: int = Field(3, ge=1)
     """Partitions of topics the stack creates; consumers in one group share them."""
-    buffer_records: int = Field(10_000, ge=1)
-    """Records a server holds while the broker is slow or down; beyond it they are dropped and counted."""
+    outbox_records: int = Field(100_000, ge=1)
+    """Records the node's durable outbox (<data.root>/outbox/requests.sqlite) holds before Kafka has
+    them safe; when it is full, questions are refused with 503 rather than answered unlogged."""
+    durable_broker: bool = False
+    """The brokers keep what they acknowledge (a replicated Kafka cluster): records leave the outbox
+    on acknowledgement. Off (the embedded in-memory Tansu), a record leaves only once the
+    enlargement's consumer group committed past it."""
     consumer_group: str = "soay-enlarge"
+
+    def outbox_path(self, data: DataSettings) -> Path:
+        return data.root / "outbox" / "requests.sqlite"
 
 
 class RetrainSettings(Section):
