@@ -25,7 +25,6 @@ Backpressure: each replica works on `max_ongoing_requests` at once and the proxy
 
 
 import asyncio
-import hmac
 from dataclasses import dataclass
 import json
 import re
@@ -39,6 +38,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from ray import serve
 from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
+from ray.serve.config import BackpressureConfig
 from ray.serve.deployment import Application
 from ray.serve.exceptions import BackPressureError
 from ray.serve.handle import DeploymentHandle
@@ -52,11 +52,15 @@ from serving.answer import AnswerComposer
 from serving.executor import Executor
 from serving.http_limits import BodySizeLimit
 from serving.llm import EngineError, completion_text, embedding_vectors, engine_deployments
+from serving.admission import Admission, Overloaded
+from serving.keys import KeyEntry, KeyRing, digest, read_keys, retry_after
 from serving.logstream import open_log_stream
-from serving.metrics import PipelineMetrics
+from serving.outbox import OutboxFull
+from serving.metrics import MULTIPROC_ENV, PipelineMetrics, PrometheusText, metrics_dir, reset_metrics_dir, route_template
 from serving.page import is_page_path, mount_page, scope_of
 from serving.schemas import (
-    MAX_REQUEST_ID_CHARS, AskRequest, ChatRequest, FeedbackRequest, Record, chat_chunk, chat_completion,
+    ANSWERING, EVERY_ROUTE, KEYED, MAX_REQUEST_ID_CHARS, WITH_BODY, AskRequest, ChatRequest, Health, FeedbackRequest, Record, chat_chunk, chat_completion,
+    error_responses,
 )
 from soay.agent import (
     candidate_programs, candidate_solutions, choose_program, choose_solution, code_max_tokens, code_problem, continuation_logprobs, exemplar_for,
@@ -76,7 +80,16 @@ EXEMPLAR_POOL = 4
 REPLICA_GONE = (ActorDiedError, ActorUnavailableError, RayActorError)
 PUBLIC_PATHS = ("/healthz", "/metrics")
 APP_NAME = "soay"
-HEALTH_TIMEOUT_S = 5.0
+HEALTH_CACHE_S = 1.0
+"""How long /healthz reuses the controller's view of the deployments: probes stay cheap under any rate."""
+LOG_FULL_RETRY_S = 30.0
+"""Retry-After of a question refused because the request log is full: draining takes a while."""
+UNBOUNDED_LINE = 1_000_000
+"""The waiting line of `max_queued_requests: -1`."""
+INGRESS_HEADROOM = 1024
+"""Requests an ingress replica takes beyond its questions: health probes, metrics, the page's files,
+and the questions it sheds itself (a JSON 503 costs microseconds). Beyond it Serve's proxy sheds,
+with plain text and the same Retry-After (`BackpressureConfig`)."""
 StageCallback = Callable[[str, float, Any], None]
 """Told (stage, seconds, what the stage made) as each stage of a request finishes."""
 
@@ -98,9 +111,9 @@ class Plan:
 class StageFailed(Exception):
     """A stage could not produce its part; `status` is the HTTP status the client gets."""
 
-    def __init__(self, stage: str, status: int, message: str) -> None:
+    def __init__(self, stage: str, status: int, message: str, retry_after_s: float = 1.0) -> None:
         super().__init__(f"{stage}: {message}")
-        self.stage, self.status, self.message = stage, status, message
+        self.stage, self.status, self.message, self.retry_after_s = stage, status, message, retry_after_s
 
 
 @serve.deployment(name="ingress", ray_actor_options={"num_cpus": 0.25})
@@ -128,8 +141,18 @@ class Ingress:
         self.retriever, self.executor, self.answer = retriever, executor, answer
         self.engines = {"plan": planner, "code": coder}
         self.planner, self.coder = planner.options(stream=True), coder.options(stream=True)
-        self.metrics = PipelineMetrics(serve.get_replica_context().replica_id.unique_id)
-        self.logs = open_log_stream(settings.kafka, self.metrics.registry)
+        self.metrics = PipelineMetrics()
+        self.logs = open_log_stream(settings.kafka, settings.kafka.outbox_path(settings.data), self.metrics.registry)
+        serve_settings = settings.serve
+        waiting = serve_settings.max_queued_requests if serve_settings.max_queued_requests >= 0 else UNBOUNDED_LINE
+        self.admission = Admission(serve_settings.max_ongoing_requests, waiting)
+        own_key = [KeyEntry(name="env", sha256=digest(serve_settings.api_key))] if serve_settings.api_key else []
+        self.keys = KeyRing(read_keys(serve_settings.keys_path(settings.data)) + own_key, serve_settings.rate_per_key, serve_settings.burst_per_key)
+        if serve_settings.require_api_key and not self.keys.required:
+            raise ValueError(f"serve.require_api_key is set but {serve_settings.keys_path(settings.data)} holds no key "
+                             "and SOAY_SERVE__API_KEY is unset: add one with `soay keys add NAME`")
+        self.app_name = serve.get_replica_context().app_name
+        self._status: tuple[float, dict[str, str]] = (0.0, {})
         model_path = settings.serve.model_path(settings.data)
         self.heads = Heads.load(model_path) if (model_path / HEADS_FILE).is_file() else None
         if self.heads is not None and self.heads.sentence_encoder not in (None, settings.retriever.model):
@@ -143,6 +166,8 @@ class Ingress:
         a bounded time."""
         if getattr(self, "logs", None) is not None:
             self.logs.close()
+        if getattr(self, "metrics", None) is not None:
+            self.metrics.close()
 
     # --- the pipeline ---------------------------------------------------------------------
 
@@ -310,26 +335,33 @@ class Ingress:
         return finish_code(head + text, query, self.spec)
 
     async def readiness(self) -> dict[str, str]:
-        """Each stage answering a trivial call ("ok"), or why not: the proxy routes to this ingress
-        as soon as it is up, before the engines behind it may be, so /healthz asks them."""
-        probes = {
-            "retrieve": lambda: self.retriever.meta.remote(),
-            "plan": lambda: self.engines["plan"].check_health.remote(),
-            "code": lambda: self.engines["code"].check_health.remote(),
-            "execute": lambda: self.executor.run.remote("final_result = 1"),
-            "answer": lambda: self.answer.compose.remote("ok", True, 1),
-        }
+        """Each stage "ok" while Serve's controller counts a running replica of it, else its state.
 
-        async def probe(call: Callable[[], Awaitable[Any]]) -> str:
-            try:
-                await asyncio.wait_for(call(), HEALTH_TIMEOUT_S)
-            except TimeoutError:
-                return f"no answer within {HEALTH_TIMEOUT_S} s"
-            except Exception as exc:  # noqa: BLE001 - whatever it is, the stage is not ready
-                return f"{type(exc).__name__}: {exc}"
-            return "ok"
+        Why the controller and not a call to each stage: a call waits in the stage's queue behind
+        the questions, so under a burst the probe failed and a liveness check would restart healthy
+        pods exactly at peak traffic. The controller checks each replica's health on its own
+        schedule (the engines' `check_health`), outside the request queues; its view is reused for
+        HEALTH_CACHE_S."""
+        checked, stages = self._status
+        if time.monotonic() - checked > HEALTH_CACHE_S:
+            stages = await asyncio.to_thread(self._stage_states)
+            self._status = (time.monotonic(), stages)
+        return stages
 
-        return dict(zip(probes, await asyncio.gather(*(probe(c) for c in probes.values()))))
+    def _stage_states(self) -> dict[str, str]:
+        handles = {"retrieve": self.retriever, "plan": self.engines["plan"], "code": self.engines["code"],
+                   "execute": self.executor, "answer": self.answer}
+        application = serve.status().applications.get(self.app_name)
+        deployments = application.deployments if application is not None else {}
+
+        def state(name: str) -> str:
+            overview = deployments.get(name)
+            if overview is None:
+                return "not deployed"
+            running = overview.replica_states.get("RUNNING", 0)  # ReplicaState is a str enum
+            return "ok" if running else f"{overview.status}: no running replica {overview.message}".strip()
+
+        return {stage: state(handle.deployment_name) for stage, handle in handles.items()}
 
     # --- HTTP -----------------------------------------------------------------------------
 
@@ -342,8 +374,18 @@ class Ingress:
         return query
 
     async def _answer(self, endpoint: str, query: str, request_id: str, on_stage: StageCallback | None = None) -> Record:
-        """The record of one question; whatever happens, the request's log record goes to the log
-        stream (which never blocks)."""
+        """The record of one question. A question is taken on only with a free slot (or a place in
+        line, serving/admission.py) and room in the request log; its log record is on disk before
+        it is answered, whatever happened to it."""
+        if self.logs is not None and self.logs.full():
+            raise StageFailed("log", 503, "the request log is full; questions are refused until it drains", LOG_FULL_RETRY_S)
+        try:
+            async with self.admission.slot():
+                return await self._answer_admitted(endpoint, query, request_id, on_stage)
+        except Overloaded as exc:
+            raise StageFailed("admission", 503, str(exc)) from exc
+
+    async def _answer_admitted(self, endpoint: str, query: str, request_id: str, on_stage: StageCallback | None) -> Record:
         trace = RequestLog(
             request_id=request_id, endpoint=endpoint, query=query, status="failed", models=self.model_versions
         )
@@ -363,19 +405,28 @@ class Ingress:
         finally:
             self.metrics.in_flight.labels(endpoint).dec()
             if self.logs is not None:
-                self.logs.log_request(trace)
+                await self._keep(self.logs.log_request, trace)
         self.metrics.request_latency.labels(endpoint).observe(time.perf_counter() - started)
         return record
 
+    async def _keep(self, write: Callable[[Any], None], record: RequestLog | Feedback) -> None:
+        """Commit a record to the request log's outbox (an fsync, off the event loop); a full outbox
+        is a 503 for the request that made it."""
+        try:
+            await asyncio.to_thread(write, record)
+        except OutboxFull as exc:
+            raise StageFailed("log", 503, str(exc), LOG_FULL_RETRY_S) from exc
+
     def __serve_build_asgi_app__(self) -> Any:
         """The HTTP app, built on the replica so that its limits and key come from the settings."""
-        app = FastAPI(title="soay", description="Academic questions answered by SoAy solutions, API code and a sandbox.")
+        app = FastAPI(title="soay", description="Academic questions answered by SoAy solutions, API code and a sandbox.",
+                      responses=EVERY_ROUTE)
         metrics, settings = self.metrics, self.serve_settings
         mount_page(app, self)  # the web page, its static files and its data (serving/page.py)
 
-        def error(status: int, message: str, endpoint: str) -> JSONResponse:
-            metrics.requests.labels(endpoint, str(status)).inc()
-            return JSONResponse({"error": message}, status_code=status)
+        def error(status: int, message: str, path: str, headers: dict[str, str] | None = None) -> JSONResponse:
+            metrics.requests.labels(route_template(app.router.routes, path), str(status)).inc()
+            return JSONResponse({"error": message}, status_code=status, headers=headers)
 
         @app.exception_handler(RequestValidationError)
         async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -388,18 +439,24 @@ class Ingress:
 
         @app.exception_handler(HTTPException)
         async def _http(request: Request, exc: HTTPException) -> JSONResponse:
-            return error(exc.status_code, str(exc.detail), request.url.path)
+            return error(exc.status_code, str(exc.detail), request.url.path, exc.headers)  # a 405's Allow
 
         @app.exception_handler(StageFailed)
         async def _stage(request: Request, exc: StageFailed) -> JSONResponse:
-            return error(exc.status, f"{exc.stage} failed: {exc.message}", request.url.path)
+            wait = {"Retry-After": retry_after(exc.retry_after_s)} if exc.status == 503 else None
+            return error(exc.status, f"{exc.stage} failed: {exc.message}", request.url.path, wait)
 
         @app.middleware("http")
         async def _auth(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-            if settings.api_key and request.url.path not in PUBLIC_PATHS and not is_page_path(request.url.path):
-                given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-                if not hmac.compare_digest(given.encode(), settings.api_key.encode()):
+            """A key from the keys file (or SOAY_SERVE__API_KEY) when there is one, within its rate."""
+            if self.keys.required and request.url.path not in PUBLIC_PATHS and not is_page_path(request.url.path):
+                key = self.keys.identify(request.headers.get("authorization", "").removeprefix("Bearer ").strip())
+                if key is None:
                     return error(401, "missing or wrong API key (Authorization: Bearer <key>)", request.url.path)
+                wait = self.keys.wait_s(key)
+                if wait > 0:
+                    return error(429, f"rate limit of key {key.name!r} reached; try again in {wait:.1f} s", request.url.path,
+                                 {"Retry-After": retry_after(wait)})
             return await call_next(request)
 
         @app.middleware("http")
@@ -413,28 +470,29 @@ class Ingress:
             request.state.request_id = request_id
             return await call_next(request)
 
-        @app.get("/healthz")
+        @app.get("/healthz", response_model=Health, responses={503: {"description": "A stage has no running replica", "model": Health}})
         async def healthz() -> JSONResponse:
             stages = await self.readiness()
-            ready = all(v == "ok" for v in stages.values())
+            ready = bool(stages) and all(v == "ok" for v in stages.values())
             return JSONResponse({"status": "ok" if ready else "unavailable", "model": settings.model_name, "stages": stages},
                                 status_code=200 if ready else 503)
 
-        @app.get("/metrics")
-        async def prometheus() -> Response:
-            return Response(metrics.render(), media_type=metrics.content_type)
+        @app.get("/metrics", response_class=PrometheusText)
+        async def prometheus() -> PrometheusText:
+            return PrometheusText(metrics.render())
 
-        @app.get("/v1/models")
+        @app.get("/v1/models", responses=KEYED)
         async def models() -> dict[str, Any]:
             return {"object": "list", "data": [{"id": settings.model_name, "object": "model", "owned_by": "soay"}]}
 
-        @app.post("/v1/ask")
+        @app.post("/v1/ask", response_model=Record, responses=ANSWERING)
         async def ask(body: AskRequest, request: Request) -> dict[str, Any]:
             record = await self._answer("/v1/ask", self._query(body.query), request.state.request_id)
             metrics.requests.labels("/v1/ask", "200").inc()
             return record.model_dump()
 
-        @app.post("/v1/chat/completions", response_model=None)
+        @app.post("/v1/chat/completions", response_model=None, responses={
+            **ANSWERING, **error_responses(404), 200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}}})
         async def chat(body: ChatRequest, request: Request) -> dict[str, Any] | StreamingResponse:
             if body.model != settings.model_name:
                 raise HTTPException(404, f"unknown model {body.model!r}; this service serves {settings.model_name!r}")
@@ -446,11 +504,11 @@ class Ingress:
             metrics.requests.labels("/v1/chat/completions", "200").inc()
             return StreamingResponse(self._stream(query, request.state.request_id), media_type="text/event-stream")
 
-        @app.post("/v1/feedback", status_code=202)
+        @app.post("/v1/feedback", status_code=202, responses=WITH_BODY)
         async def feedback(body: FeedbackRequest) -> dict[str, str]:
             if self.logs is None:
                 raise HTTPException(503, "feedback is not recorded: the log stream is off (kafka.log_requests)")
-            self.logs.log_feedback(Feedback(**body.model_dump()))
+            await self._keep(self.logs.log_feedback, Feedback(**body.model_dump()))
             metrics.requests.labels("/v1/feedback", "202").inc()
             return {"status": "accepted"}
 
@@ -503,7 +561,17 @@ def build_app(settings: Settings) -> Application:
     serve_settings = settings.serve
     engines = engine_deployments(serve_settings, serve_settings.model_path(settings.data))
     options = stage_options(serve_settings)
-    return Ingress.options(**options, max_queued_requests=serve_settings.max_queued_requests).bind(
+    # every ingress replica of a node writes its metrics to one directory, so any of them answers
+    # /metrics with the application's totals (serving/metrics.py); the other stages export none
+    shared_metrics = {"runtime_env": {"env_vars": {MULTIPROC_ENV: str(metrics_dir(serve_settings.port))}}}
+    # questions wait in the ingress's own line (serving/admission.py), so Serve lets through every
+    # question it may hold plus room for health probes and metrics
+    line = serve_settings.max_queued_requests if serve_settings.max_queued_requests >= 0 else UNBOUNDED_LINE
+    ingress_options = {**options, "max_ongoing_requests": serve_settings.max_ongoing_requests + min(line, UNBOUNDED_LINE) + INGRESS_HEADROOM}
+    return Ingress.options(
+        **ingress_options, max_queued_requests=serve_settings.max_queued_requests,
+        backpressure_config=BackpressureConfig(status_code=503, retry_after_s=1.0), ray_actor_options={**Ingress.ray_actor_options, **shared_metrics},
+    ).bind(
         settings,
         retriever_app(settings),
         engines["planner"],
@@ -517,5 +585,6 @@ def deploy(settings: Settings) -> str:
     """Deploy the application on the connected Ray (local or a cluster) and return its URL;
     returns once every replica is up."""
     serve.start(http_options={"host": settings.serve.host, "port": settings.serve.port})
+    reset_metrics_dir(metrics_dir(settings.serve.port))
     serve.run(build_app(settings), name=APP_NAME, route_prefix="/")
     return f"http://{settings.serve.host}:{settings.serve.port}"

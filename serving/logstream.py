@@ -70,13 +70,13 @@ LOG_LOST = (UnknownProducerIdError, OutOfOrderSequenceNumberError)
 
 class LogStreamMetrics:
     """The stream's Prometheus series. The outbox gauges read one shared file, so every replica
-    reports the same value (`max` across the replicas' processes)."""
+    reports the same value (`livemax` across the replicas' live processes)."""
 
     def __init__(self, registry: CollectorRegistry, topics: list[str]) -> None:
         def per_topic(name: str, doc: str) -> Counter:
             return Counter(name, doc, ["topic"], registry=registry)
 
-        def gauge(name: str, doc: str, mode: str = "max") -> Gauge:
+        def gauge(name: str, doc: str, mode: str = "livemax") -> Gauge:
             return Gauge(name, doc, registry=registry, multiprocess_mode=mode)
 
         self.produced = per_topic("soay_log_records_produced", "Records acknowledged by Kafka")

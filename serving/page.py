@@ -27,7 +27,7 @@ from fastapi.responses import FileResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import Gauge
 
-from serving.schemas import AskRequest
+from serving.schemas import KEYED, WITH_BODY, AskRequest
 from soay.clarifications import is_clarification
 from soay.combinations import INTENT_DIR, Combination
 from soay.dataset import iter_triplets
@@ -179,6 +179,13 @@ async def stream_ask(ingress: Ingress, query: str, request_id: str) -> AsyncIter
         task.cancel()
 
 
+class NDJSONResponse(StreamingResponse):
+    """The streaming ask's events, one JSON object a line; the class names the media type in the
+    OpenAPI document too."""
+
+    media_type = "application/x-ndjson"
+
+
 # --- routes -----------------------------------------------------------------------------------------
 
 def mount_page(app: FastAPI, ingress: Ingress) -> None:
@@ -186,7 +193,8 @@ def mount_page(app: FastAPI, ingress: Ingress) -> None:
     model versions as `soay_model_info` (the live view reads them from /metrics)."""
     domain, settings = ingress.domain, ingress.serve_settings
     graph_and_library, scope = library_data(domain), scope_of(domain, ingress.dataset)  # fixed for the life of the replica
-    models = Gauge("soay_model_info", "The checkpoint each model name serves (constant 1)", ["model", "path"], registry=ingress.metrics.registry)
+    models = Gauge("soay_model_info", "The checkpoint each model name serves (constant 1)", ["model", "path"], registry=ingress.metrics.registry,
+                   multiprocess_mode="livemax")  # the replicas of one checkpoint are one series; a stopped replica's leaves
     for model, path in ingress.model_versions.items():
         models.labels(model, path).set(1)
     index = WEB_DIR / "index.html"
@@ -206,14 +214,14 @@ def mount_page(app: FastAPI, ingress: Ingress) -> None:
             "apis": [a.name for a in domain.spec.apis],
         }
 
-    @app.get("/v1/library")
+    @app.get("/v1/library", responses=KEYED)
     async def library() -> dict[str, Any]:
         return graph_and_library
 
-    @app.post(STREAM_ENDPOINT)
-    async def ask_stream(body: AskRequest, request: Request) -> StreamingResponse:
+    @app.post(STREAM_ENDPOINT, response_class=NDJSONResponse, responses=WITH_BODY)
+    async def ask_stream(body: AskRequest, request: Request) -> NDJSONResponse:
         query = ingress._query(body.query)  # a bad question is refused before the stream starts, as /v1/ask does
         ingress.metrics.requests.labels(STREAM_ENDPOINT, "200").inc()
-        return StreamingResponse(stream_ask(ingress, query, request.state.request_id), media_type="application/x-ndjson")
+        return NDJSONResponse(stream_ask(ingress, query, request.state.request_id))
 
     app.mount(STATIC_PREFIX.rstrip("/"), StaticFiles(directory=WEB_DIR / "static"), name="static")

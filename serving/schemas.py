@@ -16,6 +16,52 @@ MAX_REQUEST_ID_CHARS = 200
 """Longest request id (X-Request-Id) the service takes: the bound of soay.logs.Feedback."""
 
 
+class Health(BaseModel):
+    """`GET /healthz`: every stage "ok" (200), or the state of those that are not (503)."""
+
+    status: Literal["ok", "unavailable"]
+    model: str
+    stages: dict[str, str]
+
+
+class ErrorBody(BaseModel):
+    """The body of every error the application answers: what was wrong, in a sentence."""
+
+    error: str
+
+
+ERRORS = {
+    400: "Malformed JSON, or an X-Request-Id longer than 200 characters",
+    401: "Missing or wrong API key (`Authorization: Bearer <key>`), when the service has one",
+    404: "Unknown model",
+    413: "Request body larger than `serve.max_body_bytes`",
+    422: "A field missing, of the wrong type or out of bounds; an empty or too long question; a question the engines cannot take",
+    429: "Too many requests from this client; `Retry-After` says when to come back",
+    503: "Overloaded, or a stage unavailable; `Retry-After` says when to try again",
+    504: "No answer within `serve.request_timeout_s`",
+}
+"""What each error status means, for the OpenAPI document: every status the service answers is in it."""
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """FastAPI `responses=` entries of these error statuses: JSON with the ErrorBody schema, also on
+    a route whose success is another media type (FastAPI gives a `model` the route's media type)."""
+    content = {"application/json": {"schema": ErrorBody.model_json_schema()}}
+    return {status: {"description": ERRORS[status], "content": content} for status in statuses}
+
+
+EVERY_ROUTE = error_responses(400, 413, 503)
+"""What any route may answer: the request-id check, the body limit, an overloaded proxy or stage."""
+KEYED = error_responses(401, 429)
+"""The routes behind the API key and the rate limit."""
+WITH_BODY = error_responses(401, 422, 429)
+"""The keyed routes that validate a JSON body (422 replaces FastAPI's own validation schema: the
+application answers ErrorBody)."""
+ANSWERING = error_responses(401, 422, 429, 504)
+"""The routes that answer a question in their response (the streaming ask reports a late failure
+as an event instead)."""
+
+
 class AskRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

@@ -76,6 +76,9 @@ class SandboxSettings(Section):
     memory_mb: int = Field(256, ge=32)
     max_output_bytes: int = Field(1_000_000, ge=1024)
     max_api_calls: int = Field(1000, ge=1)
+    os_isolation: Literal["auto", "bwrap", "off"] = "auto"
+    """The OS wall around generated code (bubblewrap namespaces, a seccomp filter): auto uses it where
+    the machine allows and logs a warning where not; bwrap refuses to start without it; off: none (logged)."""
     pool_size: int = Field(4, ge=1)
     """Sandboxes per executor replica: requests run at once up to this many, each in its own."""
     api_backend: Literal["inprocess", "http"] = "inprocess"
@@ -177,6 +180,9 @@ class ServeSettings(Section):
     api_keys_file: Path | None = None
     """Digests of the keys the service accepts (`soay keys add`); None means <data.root>/api_keys.yaml.
     With no key here and no api_key, the API is open (the loopback default)."""
+    require_api_key: bool = False
+    """Refuse to start without a key to check (the cluster manifests set it): an open API by mistake
+    is worse than no API."""
     rate_per_key: float = Field(10.0, gt=0)
     """Requests a second one key may make (per ingress replica); a key in the file may set its own."""
     burst_per_key: int = Field(20, ge=1)
@@ -214,7 +220,7 @@ class KafkaSettings(Section):
     partitions: int = Field(3, ge=1)
     """Partitions of topics the stack creates; consumers in one group share them."""
     outbox_records: int = Field(100_000, ge=1)
-    """Records the node's durable outbox (<data.root>/outbox/requests.sqlite) holds before Kafka has
+    """Records the node's durable outbox (`outbox_dir`/requests.sqlite) holds before Kafka has
     them safe; when it is full, questions are refused with 503 rather than answered unlogged."""
     durable_broker: bool = False
     """The brokers keep what they acknowledge (a replicated Kafka cluster): records leave the outbox
@@ -222,8 +228,12 @@ class KafkaSettings(Section):
     enlargement's consumer group committed past it."""
     consumer_group: str = "soay-enlarge"
 
+    outbox_dir: Path | None = None
+    """Where the outbox lives; None means <data.root>/outbox. Local and writable: a cluster whose data
+    root is a read-only volume points it at the node's disk."""
+
     def outbox_path(self, data: DataSettings) -> Path:
-        return data.root / "outbox" / "requests.sqlite"
+        return (self.outbox_dir or data.root / "outbox") / "requests.sqlite"
 
 
 class RetrainSettings(Section):

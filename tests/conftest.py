@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 from soay.dataset import iter_triplets
 from soay.settings import Settings
@@ -168,16 +169,15 @@ so n requests arriving at once need max_queued_requests >= n even when replicas 
 send at most 3 at once, and only the overload test more."""
 KEY = "serving-test-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
+LIMITED_KEY = "serving-test-limited-key"
+"""A key of the served app's keys file with a low limit: 2 requests at once, then one every 5 s."""
 SERVE = {
-    "api_key": KEY, "min_replicas": 1, "max_replicas": 2, "max_ongoing_requests": MAX_ONGOING, "max_queued_requests": MAX_QUEUED,
+    "api_key": KEY, "rate_per_key": 1000.0, "burst_per_key": 1000, "min_replicas": 1, "max_replicas": 2, "max_ongoing_requests": MAX_ONGOING, "max_queued_requests": MAX_QUEUED,
     # a program the coder writes takes two 256-token writes when its first breaks the sandbox rules:
     # about 60 s on 2 cores (test_serving's write path), as long as the default timeout
     "request_timeout_s": 120.0,
     "engine_kwargs": {"dtype": "float32", "max_model_len": 512, "enforce_eager": True, "kv_cache_memory_bytes": 64 * 2**20},
 }  # fmt: skip
-LOG_BUFFER = 3
-"""Log records an ingress replica holds while the broker is down: small, so that an outage
-overflows it within a few requests."""
 
 
 @pytest.fixture(scope="session")
@@ -208,6 +208,7 @@ def served(tmp_path_factory, aminer_db, ray_session, log_broker, gemma_base):
 
     from retriever.build import build_index
     from serving.app import deploy
+    from serving.keys import KeyEntry, KeysFile, digest
     from training.fit_heads import fit_heads, load_heads_config
     from training.generate import generate
 
@@ -216,13 +217,15 @@ def served(tmp_path_factory, aminer_db, ray_session, log_broker, gemma_base):
     # where the settings say (the page's example questions come from it)
     (root / "aminer").mkdir()
     shutil.copyfile(aminer_db, root / "aminer" / "corpus.sqlite")
+    limited = KeyEntry(name="limited", sha256=digest(LIMITED_KEY), rate_per_s=0.2, burst=2)
+    (root / "api_keys.yaml").write_text(yaml.safe_dump(KeysFile(keys=[limited]).model_dump(exclude_none=True)))
     settings = Settings(
         data={"root": root, "corpus_size": TEST_CORPUS_SIZE, "seed": 7, "train_per_combination": 32, "validation_per_combination": 4,
               "test_per_combination": 4, "unit_size": 8},
         ray={"workers": 1},
         retriever={"index_dir": root / "index", "device": "cpu"},
         serve={**SERVE, "model_dir": root / "run" / "model", "port": free_port()},
-        kafka={"bootstrap_servers": log_broker[0].bootstrap, "buffer_records": LOG_BUFFER},
+        kafka={"bootstrap_servers": log_broker[0].bootstrap},
     )
     started = time.perf_counter()
     dataset = generate(settings, show_progress=False).dataset_path

@@ -255,10 +255,10 @@ def test_the_stream_sends_each_stage_then_the_record(served):
 
 # --- no broker ---------------------------------------------------------------------------------------
 
-def test_without_a_broker_the_log_stream_warns_once_counts_drops_and_delivers_once_one_appears(caplog):
+def test_without_a_broker_the_log_stream_warns_once_keeps_every_record_and_delivers_once_one_appears(caplog, tmp_path):
     """The ingress's log stream, configured as the ingress configures it, against a port nobody
-    listens on while requests keep being logged: one warning line in all, drops counted in the
-    service's /metrics registry; a broker started on that port then gets the buffered records."""
+    listens on while requests keep being logged: one warning line in all, every record kept in the
+    outbox (counted in the service's /metrics registry); a broker started on that port then gets them all."""
     from cluster.broker import start_broker
     from serving.logstream import open_log_stream
     from serving.metrics import PipelineMetrics
@@ -267,9 +267,9 @@ def test_without_a_broker_the_log_stream_warns_once_counts_drops_and_delivers_on
 
     caplog.set_level(logging.DEBUG)  # everything any logger lets through is seen
     port = free_port()
-    settings = Settings(kafka={"bootstrap_servers": f"127.0.0.1:{port}", "buffer_records": 4})
-    metrics = PipelineMetrics("no-broker-test")
-    stream = open_log_stream(settings.kafka, metrics.registry)
+    settings = Settings(data={"root": tmp_path}, kafka={"bootstrap_servers": f"127.0.0.1:{port}"})
+    metrics = PipelineMetrics()
+    stream = open_log_stream(settings.kafka, settings.kafka.outbox_path(settings.data), metrics.registry)
     ids = []
     try:
         for n in range(50):  # 10 s of traffic, 5 records a second; the stream gives up on a bootstrap after 5 s
@@ -277,19 +277,18 @@ def test_without_a_broker_the_log_stream_warns_once_counts_drops_and_delivers_on
             stream.log_request(RequestLog(request_id=ids[-1], endpoint="/v1/ask", query=f"question {n}", status="ok"))
             time.sleep(0.2)
         noisy = [r for r in caplog.records if r.levelno >= logging.WARNING]
-        assert [r.getMessage().split(";")[0] for r in noisy] == [f"request log disabled: no broker at 127.0.0.1:{port}"], noisy
+        assert [r.getMessage().split(";")[0] for r in noisy] == [f"request log not shipped yet: no broker at 127.0.0.1:{port}"], noisy
         assert "start `soay broker` or set kafka.bootstrap_servers" in noisy[0].getMessage()
         assert not [r for r in caplog.records if r.name.startswith("kafka")]
-        dropped = metrics.registry.get_sample_value("soay_log_records_dropped_total", {"topic": settings.kafka.requests_topic})
-        assert dropped == len(ids) - settings.kafka.buffer_records
-        assert "soay_log_records_dropped_total" in metrics.render().decode()
+        assert stream.outbox.count() == len(ids)
+        assert "soay_log_outbox_records" in metrics.render().decode()
 
         broker = start_broker(port=port)
         try:
-            records = read_until(broker.bootstrap, settings.kafka.requests_topic, lambda rs: len(rs) >= settings.kafka.buffer_records)
-            assert {RequestLog.decode(r.value).request_id for r in records} == set(ids[: settings.kafka.buffer_records])
+            records = read_until(broker.bootstrap, settings.kafka.requests_topic, lambda rs: len(rs) >= len(ids))
+            assert {RequestLog.decode(r.value).request_id for r in records} == set(ids)
         finally:
-            stream.close(timeout=1.0)  # before the broker goes: its going is no news
+            stream.close()  # before the broker goes: its going is no news
             broker.stop()
     finally:
-        stream.close(timeout=1.0)
+        stream.close()

@@ -9,7 +9,7 @@ const LIVE_EVERY_MS = 2000;
 const RESULT_ROWS = 50; // rows of a result table shown; the rest is counted
 const $ = (id) => document.getElementById(id);
 
-const state = { config: null, requestId: null, library: null, liveTimer: null, live: {}, rates: [] };
+const state = { config: null, requestId: null, library: null, liveTimer: null, live: null, rates: [] };
 
 // --- small helpers -------------------------------------------------------------------------
 
@@ -456,16 +456,15 @@ async function refreshLive() {
     return;
   }
   const now = performance.now() / 1000;
-  const replica = (samples.find((s) => s.name === "soay_ingress_replica") || { labels: {} }).labels.replica || "?";
   const snapshot = { t: now, requests: total(samples, "soay_requests_total"), stages: {} };
   for (const stage of STAGES) {
     const only = (l) => l.stage === stage;
     snapshot.stages[stage] = { sum: total(samples, "soay_stage_latency_seconds_sum", only), count: total(samples, "soay_stage_latency_seconds_count", only) };
   }
-  // each replica has its own counters (a scrape lands on one of them): rates compare a replica with itself
-  const before = state.live[replica];
-  state.live[replica] = snapshot;
-  $("live-replica").textContent = replica;
+  // every ingress replica answers the application's totals (serving/metrics.py): rates compare scrapes
+  const before = state.live;
+  state.live = snapshot;
+  $("live-replicas").textContent = String(total(samples, "soay_ingress_replicas"));
   if (before) {
     const rate = Math.max(0, (snapshot.requests - before.requests) / (now - before.t));
     state.rates.push(rate);
