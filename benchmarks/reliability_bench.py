@@ -12,6 +12,11 @@ file under the section's name, so sections can be run (and rerun) separately:
   refused with a 4xx) --workers at a time.
 - burst: --burst questions sent at once while /healthz is probed every --probe-every seconds; how
   the probes fared (a liveness check must keep answering under a burst) and what the questions got.
+- rate_limit: a key with a low limit asks faster than it (--limited-key): 429s with Retry-After,
+  and the service's own key (--api-key) unaffected.
+- log_loss: its own broker, `soay serve` and `soay enlarge`; records across a broker restart, an
+  outage and an ingress SIGKILL (benchmarks/log_loss.py). Does not use --url.
+- sandbox: escape attempts against the sandbox's OS layer (benchmarks/sandbox_escapes.py).
 
 A section is a function of the Target returning a JSON-able dict, registered with @section(name);
 its options, if any, are added in `parse_args`.
@@ -217,6 +222,55 @@ def burst(target: Target) -> dict[str, Any]:
     return result
 
 
+@section("rate_limit")
+def rate_limit(target: Target) -> dict[str, Any]:
+    """A limited key (`soay keys add NAME --rate R --burst B`, passed as --limited-key) asks faster
+    than its rate; what it is let through, and whether the service's other keys are held back."""
+    options = target.options
+    if not options.limited_key:
+        raise SystemExit("rate_limit needs --limited-key: a key made with `soay keys add NAME --rate R --burst B`")
+    limited = {"Authorization": f"Bearer {options.limited_key}"}
+    statuses: Counter[int] = Counter()
+    retry_after: list[int] = []
+    others_ok = 0
+    started = time.perf_counter()
+    with httpx.Client(timeout=30) as client:
+        while time.perf_counter() - started < options.limit_seconds:
+            response = client.get(f"{target.url}/v1/models", headers=limited)
+            statuses[response.status_code] += 1
+            if response.status_code == 429:
+                retry_after.append(int(response.headers.get("retry-after", "0")))
+            others_ok += client.get(f"{target.url}/v1/models", headers=target.headers).status_code == 200
+            time.sleep(1 / options.limit_rate)
+    seconds = time.perf_counter() - started
+    sent = sum(statuses.values())
+    result = {
+        "asked_per_s": round(sent / seconds, 2), "seconds": round(seconds, 1), "sent": sent,
+        "allowed": statuses[200], "allowed_per_s": round(statuses[200] / seconds, 2), "refused_429": statuses[429],
+        "statuses": {str(k): v for k, v in sorted(statuses.items())},
+        "retry_after_always_set": bool(retry_after) and min(retry_after) >= 1,
+        "other_key_ok_pct": round(100 * others_ok / sent, 2),
+    }
+    say("rate_limit", json.dumps(result))
+    return result
+
+
+@section("log_loss")
+def log_loss(target: Target) -> dict[str, Any]:
+    """Starts its own broker, service and enlargement (benchmarks/log_loss.py); --url is not used."""
+    from benchmarks.log_loss import run_log_loss
+
+    return run_log_loss(target.options.model, target.options.log_records, log=lambda line: say("log_loss", line))
+
+
+@section("sandbox")
+def sandbox(target: Target) -> dict[str, Any]:
+    """Escape attempts against the sandbox's OS layer, run directly (benchmarks/sandbox_escapes.py)."""
+    from benchmarks.sandbox_escapes import run_escapes
+
+    return run_escapes()
+
+
 # --- running ------------------------------------------------------------------------------------
 
 def merge(out: Path, results: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -240,6 +294,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=4, help="fuzz: requests in flight for the cases that do not run the pipeline")
     parser.add_argument("--burst", type=int, default=200, help="burst: questions sent at once")
     parser.add_argument("--probe-every", type=float, default=0.05, help="burst: seconds between /healthz probes")
+    parser.add_argument("--limited-key", help="rate_limit: a key with a low rate (`soay keys add NAME --rate 2 --burst 5`)")
+    parser.add_argument("--limit-rate", type=float, default=10.0, help="rate_limit: requests a second the limited key makes")
+    parser.add_argument("--limit-seconds", type=float, default=20.0, help="rate_limit: how long it keeps asking")
+    parser.add_argument("--model", type=Path, default=Path("data/aminer/runs/d/model"), help="log_loss: the model its service serves")
+    parser.add_argument("--log-records", type=int, default=10_000, help="log_loss: feedback records sent across the faults")
     options = parser.parse_args(argv)
     unknown = set(options.only.split(",")) - set(SECTIONS)
     if unknown:

@@ -27,7 +27,7 @@ def invoke(*args: str, env: dict[str, str] | None = None):
 def test_help_lists_the_commands():
     result = invoke("--help")
     assert result.exit_code == 0
-    for command in ("demo", "generate", "corpus", "api", "solutions", "config", "train", "eval"):
+    for command in ("demo", "generate", "corpus", "api", "solutions", "config", "train", "eval", "keys"):
         assert command in result.output
 
 
@@ -82,3 +82,24 @@ def test_bad_settings_file_is_reported(tmp_path):
     config.write_text("data:\n  no_such_key: 1\n")
     result = invoke("--config", str(config), "config")
     assert result.exit_code == 2 and "invalid settings" in result.output
+
+
+def test_keys_add_prints_the_key_once_and_stores_only_its_digest(tmp_path):
+    from serving.keys import KeyRing, digest, read_keys
+
+    env = {"SOAY_DATA__ROOT": str(tmp_path)}
+    added = invoke("keys", "add", "team-a", "--rate", "2", "--burst", "5", env=env)
+    assert added.exit_code == 0, added.output
+    key = added.stdout.strip().splitlines()[0]
+    stored = (tmp_path / "api_keys.yaml").read_text()
+    assert key.startswith("soay-") and key not in stored and digest(key) in stored
+    assert (tmp_path / "api_keys.yaml").stat().st_mode & 0o077 == 0  # readable by its owner only
+    ring = KeyRing(read_keys(tmp_path / "api_keys.yaml"), rate_per_s=100, burst=100)
+    entry = ring.identify(key)
+    assert entry is not None and entry.name == "team-a" and ring.identify(key + "x") is None
+    assert [ring.wait_s(entry) for _ in range(5)] == [0.0] * 5 and ring.wait_s(entry) > 0  # its own burst, then a wait
+    listed = invoke("keys", "list", env=env)
+    assert "team-a  2 requests/s, burst 5" in listed.stdout
+    again = invoke("keys", "add", "team-a", env=env)  # a name added again gets a new key; the old one stops working
+    assert len(read_keys(tmp_path / "api_keys.yaml")) == 1 and KeyRing(read_keys(tmp_path / "api_keys.yaml"), 1, 1).identify(key) is None
+    assert again.exit_code == 0
