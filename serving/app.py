@@ -153,6 +153,7 @@ class Ingress:
                              "and SOAY_SERVE__API_KEY is unset: add one with `soay keys add NAME`")
         self.app_name = serve.get_replica_context().app_name
         self._status: tuple[float, dict[str, str]] = (0.0, {})
+        self._isolation: dict[str, Any] | None = None
         model_path = settings.serve.model_path(settings.data)
         self.heads = Heads.load(model_path) if (model_path / HEADS_FILE).is_file() else None
         if self.heads is not None and self.heads.sentence_encoder not in (None, settings.retriever.model):
@@ -361,7 +362,21 @@ class Ingress:
             running = overview.replica_states.get("RUNNING", 0)  # ReplicaState is a str enum
             return "ok" if running else f"{overview.status}: no running replica {overview.message}".strip()
 
-        return {stage: state(handle.deployment_name) for stage, handle in handles.items()}
+        states = {stage: state(handle.deployment_name) for stage, handle in handles.items()}
+        if states["execute"] == "ok":
+            self._note_isolation()
+        return states
+
+    def _note_isolation(self) -> None:
+        """Learn once whether the executor's sandboxes have their OS wall, for the
+        `soay_sandbox_os_isolation` gauge (an alert fires on 0) and the health record."""
+        if self._isolation is not None:
+            return
+        try:
+            self._isolation = self.executor.isolation.remote().result(timeout_s=HEALTH_CACHE_S * 5)
+        except Exception:  # noqa: BLE001 - asked again with the next probe
+            return
+        self.metrics.sandbox_isolation.set(self._isolation["os_isolation"])
 
     # --- HTTP -----------------------------------------------------------------------------
 
@@ -474,7 +489,10 @@ class Ingress:
         async def healthz() -> JSONResponse:
             stages = await self.readiness()
             ready = bool(stages) and all(v == "ok" for v in stages.values())
-            return JSONResponse({"status": "ok" if ready else "unavailable", "model": settings.model_name, "stages": stages},
+            sandbox = None if self._isolation is None else (self._isolation["isolation"] if self._isolation["os_isolation"]
+                                                             else f"none: {self._isolation['reason']}")
+            return JSONResponse({"status": "ok" if ready else "unavailable", "model": settings.model_name, "stages": stages,
+                                 "sandbox": sandbox},
                                 status_code=200 if ready else 503)
 
         @app.get("/metrics", response_class=PrometheusText)

@@ -76,18 +76,15 @@ class LogStreamMetrics:
         def per_topic(name: str, doc: str) -> Counter:
             return Counter(name, doc, ["topic"], registry=registry)
 
-        def gauge(name: str, doc: str, mode: str = "livemax") -> Gauge:
-            return Gauge(name, doc, registry=registry, multiprocess_mode=mode)
-
         self.produced = per_topic("soay_log_records_produced", "Records acknowledged by Kafka")
         self.send_errors = per_topic("soay_log_send_errors", "Deliveries that failed (the record stays in the outbox and is sent again)")
         self.refused = per_topic("soay_log_outbox_refused", "Records refused because the outbox was full (their requests were answered 503)")
         self.reshipped = Counter("soay_log_records_reshipped", "Shipped records sent again because the broker lost its log", registry=registry)
-        self.held = gauge("soay_log_outbox_records", "Records in the outbox (pending or shipped and not yet consumed)")
-        self.pending = gauge("soay_log_outbox_pending", "Records in the outbox Kafka has not acknowledged")
-        self.full = gauge("soay_log_outbox_full", "1 while the outbox is full and questions are refused")
-        self.shipper = gauge("soay_log_shipper", "1 in the replica that ships the node's outbox", mode="livesum")
-        self.connections = gauge("soay_log_broker_connections", "Open connections of the shipper's producer", mode="livesum")
+        self.held = Gauge("soay_log_outbox_records", "Records in the outbox (pending or shipped and not yet consumed)", registry=registry, multiprocess_mode="livemax")
+        self.pending = Gauge("soay_log_outbox_pending", "Records in the outbox Kafka has not acknowledged", registry=registry, multiprocess_mode="livemax")
+        self.full = Gauge("soay_log_outbox_full", "1 while the outbox is full and questions are refused", registry=registry, multiprocess_mode="livemax")
+        self.shipper = Gauge("soay_log_shipper", "1 in the replica that ships the node's outbox", registry=registry, multiprocess_mode="livesum")
+        self.connections = Gauge("soay_log_broker_connections", "Open connections of the shipper's producer", registry=registry, multiprocess_mode="livesum")
         for topic in topics:  # every series shows from the start, at 0
             for counter in (self.produced, self.send_errors, self.refused):
                 counter.labels(topic)

@@ -91,6 +91,9 @@ class PipelineMetrics:
         self.replicas = Gauge("soay_ingress_replicas", "Ingress replicas running (each counts 1)", registry=self.registry,
                               multiprocess_mode="livesum")
         self.replicas.set(1)
+        self.sandbox_isolation = Gauge(
+            "soay_sandbox_os_isolation", "1 while the executor's sandboxes run behind the OS wall (bubblewrap), 0 when without it",
+            registry=self.registry, multiprocess_mode="livemin")
 
     def render(self) -> bytes:
         """Every replica's values summed (multiprocess mode), or this process's."""

@@ -22,6 +22,8 @@ class Health(BaseModel):
     status: Literal["ok", "unavailable"]
     model: str
     stages: dict[str, str]
+    sandbox: str | None = None
+    """"bwrap" when the sandbox has its OS wall, "none: <why>" when not, null until the executor said."""
 
 
 class ErrorBody(BaseModel):

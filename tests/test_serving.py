@@ -163,6 +163,8 @@ def test_api_key_is_required_except_for_health_and_metrics(served):
     health = httpx.get(f"{url}/healthz", timeout=30)
     assert health.status_code == 200
     assert health.json()["stages"] == dict.fromkeys(("retrieve", "plan", "code", "execute", "answer"), "ok")
+    assert health.json()["sandbox"] == "bwrap"  # this machine allows namespaces: the OS wall is up
+    assert _metric(url, "soay_sandbox_os_isolation") == 1
     assert httpx.get(f"{url}/metrics", timeout=10).status_code == 200
 
 
@@ -489,7 +491,10 @@ def test_broker_outage_never_fails_requests_and_every_record_arrives_after_resta
 
     responses = asyncio.run(outage_traffic())
     assert [r.status_code for r in responses] == [200] * len(responses), [r.text for r in responses if r.status_code != 200]
-    assert _metric(url, "soay_log_outbox_pending") >= len(responses)  # on disk, waiting
+    # on disk, waiting (the gauge is refreshed between the shipper's connection attempts)
+    from test_logstream import wait_for
+
+    assert wait_for(lambda: _metric(url, "soay_log_outbox_pending") >= len(responses), timeout=40)
 
     log_broker.append(start_broker(port=port))
     bootstrap, topic = log_broker[-1].bootstrap, settings.kafka.requests_topic

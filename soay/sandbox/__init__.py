@@ -2,7 +2,9 @@
 
 ``Sandbox`` (runner.py) is the caller's handle; the code runs in forked children of a separate
 server process (server.py), after an AST allow-list check (policy.py) and with only a small set
-of builtins (builtins.py).
+of builtins (builtins.py). The server runs behind an OS wall: bubblewrap namespaces
+(isolation.py), whose only way out is an environment's own API (forwarder.py), and a seccomp
+filter in each child (seccomp.py).
 """
 
 from soay.sandbox.policy import PolicyViolation, check_code

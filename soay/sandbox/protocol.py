@@ -48,6 +48,11 @@ class Limits:
     max_output_bytes: bound on the serialised ``final_result`` and on captured print output.
     max_api_calls: bound on API calls per snippet, so a runaway loop cannot hammer the
         environment or grow the call trace without limit.
+    os_isolation: the OS wall (soay/sandbox/isolation.py, seccomp.py): "auto" puts the server
+        in bubblewrap namespaces where this machine allows it and warns where not, "bwrap"
+        refuses to start without them, "off" turns the wall off (logged). Each snippet's process
+        gets the seccomp filter unless "off". It travels with the limits because it is part of
+        how a snippet is confined, and because the sandbox settings map onto Limits.
     """
 
     cpu_seconds: float = 2.0
@@ -55,6 +60,7 @@ class Limits:
     memory_mb: int = 256
     max_output_bytes: int = 1_000_000
     max_api_calls: int = 1_000
+    os_isolation: Literal["auto", "bwrap", "off"] = "auto"
 
     def __post_init__(self) -> None:
         for name in ("cpu_seconds", "wall_seconds", "memory_mb", "max_output_bytes"):
@@ -62,6 +68,8 @@ class Limits:
                 raise ValueError(f"Limits.{name} must be positive, got {getattr(self, name)!r}")
         if self.max_api_calls < 0:
             raise ValueError(f"Limits.max_api_calls must be >= 0, got {self.max_api_calls!r}")
+        if self.os_isolation not in ("auto", "bwrap", "off"):
+            raise ValueError(f"Limits.os_isolation must be 'auto', 'bwrap' or 'off', got {self.os_isolation!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """The limits as a JSON-compatible dict (how they travel to the server)."""

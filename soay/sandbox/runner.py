@@ -4,19 +4,29 @@ Generated code never runs in the caller's process, and neither does the environm
 both live in the server (soay/sandbox/server.py), which forks a child per snippet. The caller
 checks the policy first (cheap, and the messages are precise), ships the code over a pipe and
 waits for the outcome with its own deadline, so even a wedged server cannot hang the caller.
+
+The server runs behind an OS wall (soay/sandbox/isolation.py): bubblewrap namespaces where the
+machine allows them, with an environment's HTTP API reached only through a forwarder in this
+process (soay/sandbox/forwarder.py). Where they are not available the sandbox still starts,
+says so in a warning and in ``Sandbox.isolation``, unless ``Limits.os_isolation`` is "bwrap".
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import socket
 import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from soay.sandbox import isolation
+from soay.sandbox.forwarder import ApiForwarder, api_origin
 from soay.sandbox.policy import PolicyViolation, check_code
 from soay.sandbox.protocol import (
     ErrorType,
@@ -35,6 +45,10 @@ START_TIMEOUT_S = 300.0
 # the caller gives up on the server and replaces it.
 SERVER_GRACE_S = 5.0
 STOP_TIMEOUT_S = 2.0
+
+log = logging.getLogger(__name__)
+# The thread of each process that starts its sandbox servers (see _launch), by process id.
+_LAUNCHERS: dict[int, ThreadPoolExecutor] = {}
 
 
 @dataclass
@@ -74,7 +88,11 @@ class Sandbox:
     env_factory: "package.module:callable"; called in the server as ``callable(**env_kwargs)``
         to build the environment whose ``api_functions()`` the snippets may call. env_kwargs
         must be JSON-compatible (they travel to the server in a frame).
-    limits: per-snippet limits, see Limits.
+    limits: per-snippet limits, see Limits; ``limits.os_isolation`` chooses the OS wall.
+    bwrap: the bubblewrap binary; None: the bundled one, else ``bwrap`` on PATH.
+
+    An environment given a ``base_url`` (the HTTP clone, a live API) reaches that origin, and
+    only that one, through a forwarder in this process; any other has no network at all.
 
     Thread-safe (runs are serialised). Not fork-safe: the server's pipes belong to the process
     that created the Sandbox, so each worker process needs its own. Use as a context manager or
@@ -86,9 +104,11 @@ class Sandbox:
         env_factory: str,
         env_kwargs: dict[str, Any] | None = None,
         limits: Limits = Limits(),
+        bwrap: str | None = None,
     ) -> None:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
+        self._forwarder: ApiForwarder | None = None
         self._pid: int | None = None
         self._closed = False
         self._owner_pid = os.getpid()
@@ -96,13 +116,53 @@ class Sandbox:
         self.env_kwargs = dict(env_kwargs or {})
         self.limits = limits
         self.api_names: frozenset[str] = frozenset()
+        self.seccomp = False
+        self._origin = api_origin(self.env_kwargs)
+        self._isolation = isolation.decide(limits.os_isolation, bwrap if bwrap is not None else isolation.find_bwrap())
         self._start()
+        self._log_isolation()
 
     @property
     def pid(self) -> int:
-        """Process id of the current (or, after close, the last) server."""
+        """Process id of the current (or, after close, the last) server: under bubblewrap, the
+        bwrap process whose death takes the whole sandbox with it."""
         assert self._pid is not None  # set by the constructor's successful start
         return self._pid
+
+    @property
+    def isolation(self) -> str:
+        """The OS wall around the server: "bwrap" (namespaces) or "none" (see isolation_reason)."""
+        return self._isolation.mode
+
+    @property
+    def isolation_reason(self) -> str:
+        """Why the wall is what it is: the bwrap binary, or why there is none."""
+        return self._isolation.reason
+
+    @property
+    def network(self) -> str:
+        """What the server's network reaches, in words."""
+        if self._isolation.mode == "none":
+            return "the host's network (not isolated)"
+        if self._origin is None:
+            return "none (a loopback of its own)"
+        return f"only {self._origin}, through the sandbox forwarder"
+
+    def _log_isolation(self) -> None:
+        if self._isolation.mode == "bwrap":
+            log.info(
+                "sandbox server %d: bubblewrap namespaces; network: %s; seccomp: %s", self.pid, self.network, self.seccomp
+            )
+        else:
+            log.warning(
+                "sandbox OS isolation is OFF (%s): generated code is held only by the AST policy, rlimits%s, "
+                "and could reach the host's network, files and processes", self._isolation.reason,
+                " and the seccomp filter" if self.seccomp else "",
+            )
+        if self._isolation.seccomp and not self.seccomp:
+            log.warning(
+                "sandbox seccomp filter is OFF: none for this machine (%s), or its kernel refused it", os.uname().machine
+            )
 
     def run(self, code: str) -> ExecutionResult:
         """Run one snippet and report how it ended; never raises for anything the code does.
@@ -158,9 +218,10 @@ class Sandbox:
         with lock:
             self._closed = True
             proc, self._proc = self._proc, None
+            forwarder, self._forwarder = self._forwarder, None
         # In a forked copy of the owner the server is not ours to stop; dropping the copy is all.
-        if proc is not None and os.getpid() == self._owner_pid:
-            _stop(proc)
+        if os.getpid() == self._owner_pid:
+            _stop(proc, forwarder)
 
     def __enter__(self) -> Sandbox:
         return self
@@ -178,40 +239,74 @@ class Sandbox:
 
     def _start(self) -> None:
         """Start a server and build the environment in it; RuntimeError if that fails."""
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (_PROJECT_ROOT, env.get("PYTHONPATH", "")) if p
-        )
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "soay.sandbox.server"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            bufsize=0,
-            # Its own session: a Ctrl-C meant for the caller must not kill the server mid-run.
-            start_new_session=True,
-        )
+        pythonpath = [p for p in (_PROJECT_ROOT, *os.environ.get("PYTHONPATH", "").split(os.pathsep)) if p]
+        env = isolation.sandbox_env(pythonpath)
+        # Lets the server import the factory exactly as the caller could (from any directory).
+        sys_path = [os.path.abspath(entry) if os.path.exists(entry) else entry for entry in sys.path if entry]
+        argv = [sys.executable, "-m", "soay.sandbox.server"]
+        channel: socket.socket | None = None  # this end receives the server's proxy listener
+        inside: socket.socket | None = None
+        channel_fd: int | None = None  # the inside end's number, in the server too (pass_fds keeps it)
+        if self._isolation.mode == "bwrap":
+            assert self._isolation.bwrap is not None
+            read_only, writable = isolation.sandbox_paths([*sys_path, *pythonpath], self.env_kwargs)
+            argv = isolation.bwrap_command(self._isolation.bwrap, argv, read_only=read_only, writable=writable, env=env)
+            if self._origin is not None:
+                channel, inside = socket.socketpair()
+                channel_fd = inside.fileno()
+        try:
+            proc = _launch(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+                bufsize=0,
+                # Its own session: a Ctrl-C meant for the caller must not kill the server mid-run.
+                start_new_session=True,
+                pass_fds=() if channel_fd is None else (channel_fd,),
+            )
+        except BaseException:
+            if channel is not None:
+                channel.close()
+            raise
+        finally:
+            if inside is not None:
+                inside.close()
         assert proc.stdin is not None and proc.stdout is not None
         init = {
             "op": "init",
             "env_factory": self.env_factory,
             "env_kwargs": self.env_kwargs,
             "limits": self.limits.to_dict(),
-            # Lets the server import the factory exactly as the caller could.
-            "sys_path": [entry for entry in sys.path if entry],
+            "sys_path": sys_path,
+            "api_channel_fd": channel_fd,
         }
+        forwarder = None
         try:
             send_frame(proc.stdin.fileno(), init)
+            if channel is not None:
+                forwarder = self._receive_forwarder(channel)
             reply = recv_frame(proc.stdout.fileno(), time.monotonic() + START_TIMEOUT_S)
         except (OSError, ProtocolError, FrameTimeout) as exc:
-            _stop(proc)
+            _stop(proc, forwarder)
             raise RuntimeError(f"sandbox server failed to start: {exc!r}") from exc
-        if reply is None or not reply.get("ok"):
-            _stop(proc)
-            detail = "it exited" if reply is None else reply.get("error")
+        if reply is None or not reply.get("ok") or (channel is not None and forwarder is None):
+            _stop(proc, forwarder)
+            detail = "it exited" if reply is None else reply.get("error") or "it sent no proxy listener"
             raise RuntimeError(f"sandbox server failed to start: {detail}")
-        self._proc, self._pid = proc, proc.pid
+        self._proc, self._pid, self._forwarder = proc, proc.pid, forwarder
         self.api_names = frozenset(reply["api_names"])
+        self.seccomp = bool(reply.get("seccomp"))
+
+    def _receive_forwarder(self, channel: socket.socket) -> ApiForwarder | None:
+        """The forwarder on the proxy listener the server opens on its loopback and sends before
+        building the environment; None if the server closed the channel first (its init reply
+        then says why)."""
+        assert self._origin is not None
+        with channel:
+            channel.settimeout(START_TIMEOUT_S)
+            _, fds, _, _ = socket.recv_fds(channel, 64, 1)
+        return ApiForwarder(socket.socket(fileno=fds[0]), self._origin) if fds else None
 
     def _exchange(self, codes: list[str]) -> list[dict[str, Any]]:
         """Send snippets to the server and return one outcome each; caller holds the lock.
@@ -249,13 +344,31 @@ class Sandbox:
 
     def _replace_server(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is not None:
-            _stop(proc)
+        forwarder, self._forwarder = self._forwarder, None
+        _stop(proc, forwarder)
         self._start()
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """End a server: EOF on its stdin asks it to exit; SIGKILL if it does not, then reap it."""
+def _launch(argv: list[str], **popen_kwargs: Any) -> subprocess.Popen[bytes]:
+    """Start a server process from this process's launcher thread.
+
+    bwrap's --die-with-parent is the kernel's parent-death signal, which follows the thread that
+    started bwrap, not its process: a server started from a short-lived thread (a worker that
+    replaced a dead server, say) would be killed when that thread ends. One long-lived thread
+    per process starts them all, so a sandbox dies with its caller's process and only with it.
+    """
+    pid = os.getpid()  # a forked copy of this process has the dict but not the thread
+    launcher = _LAUNCHERS.get(pid) or _LAUNCHERS.setdefault(pid, ThreadPoolExecutor(1, "sandbox-launcher"))
+    return launcher.submit(subprocess.Popen, argv, **popen_kwargs).result()
+
+
+def _stop(proc: subprocess.Popen[bytes] | None, forwarder: ApiForwarder | None = None) -> None:
+    """End a server: EOF on its stdin asks it to exit; SIGKILL if it does not, then reap it.
+    Its forwarder, if any, goes with it."""
+    if forwarder is not None:
+        forwarder.close()
+    if proc is None:
+        return
     for stream in (proc.stdin, proc.stdout):
         if stream is not None:
             try:

@@ -13,8 +13,15 @@ pipe. The server waits for that frame with a wall-clock deadline, SIGKILLs a chi
 overstays, and turns a child that died without reporting into a classified error. The server
 never executes generated code itself, so it survives whatever a snippet does.
 
+The OS wall: the caller normally starts the server inside bubblewrap namespaces
+(soay/sandbox/isolation.py), and each child installs a seccomp filter (soay/sandbox/seccomp.py)
+before it runs anything, so that it can neither start processes nor exec. An environment that
+needs its HTTP API gets it through a proxy listener on the sandbox's own loopback, handed to the
+caller's forwarder (soay/sandbox/forwarder.py).
+
 Protocol on stdin/stdout (frames from soay.sandbox.protocol): the caller sends an ``init``
-message (env_factory, env_kwargs, limits, sys_path) and gets ``{"ok": true, "api_names": [...]}``
+message (env_factory, env_kwargs, limits, sys_path, and api_channel_fd: a socket pair end for
+the proxy listener, or null) and gets ``{"ok": true, "api_names": [...], "seccomp": bool}``
 or ``{"ok": false, "error": ...}``; then each ``{"op": "run", "code": ...}`` gets one outcome
 dict (the ExecutionResult fields except duration_s). EOF or ``{"op": "close"}`` ends the server.
 """
@@ -30,12 +37,14 @@ import math
 import os
 import resource
 import signal
+import socket
 import sys
 import time
 import traceback
 from collections.abc import Callable
 from typing import Any, NamedTuple, NoReturn
 
+from soay.sandbox import seccomp
 from soay.sandbox.builtins import with_print
 from soay.sandbox.policy import RESULT_NAME, PolicyViolation, check_code
 from soay.sandbox.protocol import (
@@ -397,8 +406,22 @@ def _snippet_line(exc: BaseException) -> int | None:
 # --- the server ------------------------------------------------------------------------------
 
 
+class _Child(NamedTuple):
+    """A forked child waiting for its snippets: where to send them, where it reports."""
+
+    pid: int
+    codes_fd: int
+    report_fd: int
+
+
 class _Server:
-    """Runs snippets in forked children against one environment's APIs."""
+    """Runs snippets in forked children against one environment's APIs.
+
+    Between batches (``prepare``, once the caller has its outcomes) the next child is forked and
+    the last one reaped, so the fork, the child's setup (its seccomp filter alone costs the kernel
+    a quarter of a millisecond) and its exit happen while nothing waits for them; a child gets its
+    snippets over a pipe.
+    """
 
     def __init__(
         self,
@@ -406,13 +429,30 @@ class _Server:
         limits: Limits,
         inherited_fds: tuple[int, ...],
         on_snippet: Callable[[], Any] | None = None,
+        seccomp_filter: bytes | None = None,
     ):
         self._apis = apis
         self._limits = limits
         self._inherited_fds = inherited_fds
+        self._seccomp_filter = seccomp_filter
         # An environment's `begin_snippet` (e.g. a live API's per-snippet request budget), called
         # in the child before each snippet, since one child runs a whole batch.
         self._on_snippet = on_snippet
+        self._spare: _Child | None = None
+        self._finished: list[int] = []
+
+    def prepare(self) -> None:
+        """Between batches: fork the child of the next one if none is waiting (a failure is left to
+        that batch, which then forks its own), and reap the children that reported everything."""
+        if self._spare is None:
+            try:
+                self._spare = self._fork()
+            except OSError:
+                pass
+        while self._finished:
+            pid = self._finished.pop()
+            os.kill(pid, signal.SIGKILL)  # it is exiting or gone: this only bounds the wait
+            os.waitpid(pid, 0)
 
     def run_batch(self, codes: list[str]) -> list[dict[str, Any]]:
         """Execute snippets one after another in a child, each under its own limits.
@@ -427,26 +467,56 @@ class _Server:
             outcomes.extend(self._run_in_child(codes[len(outcomes):]))
         return outcomes
 
+    def _fork(self) -> _Child:
+        """A child waiting for its snippets (OSError if no pipe or process can be made)."""
+        fds: list[int] = []
+        try:
+            fds.extend(os.pipe())
+            fds.extend(os.pipe())
+            codes_read, codes_write, report_read, report_write = fds
+            pid = os.fork()
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            raise
+        if pid == 0:
+            os.close(codes_write)
+            os.close(report_read)
+            self._child_main(codes_read, report_write)
+        os.close(codes_read)
+        os.close(report_write)
+        return _Child(pid, codes_write, report_read)
+
     def _run_in_child(self, codes: list[str]) -> list[dict[str, Any]]:
         """Outcomes for a prefix of `codes` (at least one) from one child."""
+        child, self._spare = self._spare, None
+        if child is not None and not self._hand_over(child, codes):
+            child = None  # the waiting child died: not this batch's fault, a fresh one takes it
+        if child is None:
+            try:
+                child = self._fork()
+            except OSError as exc:
+                return [_outcome("crash", f"could not fork a child for the snippet: {exc}")]
+            if not self._hand_over(child, codes):
+                return [_outcome("crash", "the snippet's process died before it got the snippet")]
         try:
-            read_fd, write_fd = os.pipe()
-        except OSError as exc:
-            return [_outcome("crash", f"could not create a pipe for the snippet: {exc}")]
-        try:
-            pid = os.fork()
-        except OSError as exc:
-            os.close(read_fd)
-            os.close(write_fd)
-            return [_outcome("crash", f"could not fork a child for the snippet: {exc}")]
-        if pid == 0:
-            os.close(read_fd)
-            self._child_main(codes, write_fd)
-        os.close(write_fd)
-        try:
-            return self._collect(pid, read_fd, len(codes))
+            return self._collect(child.pid, child.report_fd, len(codes))
         finally:
-            os.close(read_fd)
+            os.close(child.codes_fd)
+            os.close(child.report_fd)
+
+    @staticmethod
+    def _hand_over(child: _Child, codes: list[str]) -> bool:
+        """Send a waiting child its snippets; False, with the child ended and reaped, if it is gone."""
+        try:
+            send_frame(child.codes_fd, codes)
+            return True
+        except OSError:
+            os.close(child.codes_fd)
+            os.close(child.report_fd)
+            os.kill(child.pid, signal.SIGKILL)  # unreaped, so it still exists: this only bounds the wait
+            os.waitpid(child.pid, 0)
+            return False
 
     def _collect(self, pid: int, read_fd: int, expected: int) -> list[dict[str, Any]]:
         """Read the child's reports, each within the wall-clock limit; classify a silent death."""
@@ -465,9 +535,11 @@ class _Server:
             if outcome is None:
                 break
             outcomes.append(outcome)
+        if len(outcomes) == expected:  # its exit status says nothing more: reaped in prepare()
+            self._finished.append(pid)
+            return outcomes
         _, status, usage = os.wait4(pid, 0)
-        if len(outcomes) < expected:
-            outcomes.append(self._classify_death(status, usage, killed))
+        outcomes.append(self._classify_death(status, usage, killed))
         return outcomes
 
     def _classify_death(self, status: int, usage: Any, killed: bool) -> dict[str, Any]:
@@ -502,16 +574,21 @@ class _Server:
             return _outcome("crash", "the snippet's process failed while reporting its outcome")
         return _outcome("crash", f"the snippet's process exited ({code}) without a report")
 
-    def _child_main(self, codes: list[str], write_fd: int) -> NoReturn:
-        """Body of the forked child: run the snippets, one frame each, exit without cleanup."""
+    def _child_main(self, codes_fd: int, write_fd: int) -> NoReturn:
+        """Body of the forked child: set itself up, wait for its snippets, run them (one frame
+        each), exit without cleanup. EOF instead of snippets (the server is done) ends it."""
         status = CHILD_REPORT_FAILED
         try:
             for fd in self._inherited_fds:  # the caller's pipes are the server's business only
                 os.close(fd)
             _die_with_parent()
-            _apply_rlimits(self._limits, snippets=len(codes))
-            for code in codes:
-                send_frame(write_fd, self._execute(code))
+            if self._seccomp_filter is not None:
+                seccomp.install(self._seccomp_filter)
+            codes = recv_frame(codes_fd)
+            if codes:  # None: EOF, the server is done and this child has nothing to run
+                _apply_rlimits(self._limits, snippets=len(codes))
+                for code in codes:
+                    send_frame(write_fd, self._execute(code))
             status = 0
         except MemoryError:
             status = CHILD_OUT_OF_MEMORY
@@ -617,6 +694,40 @@ def _collect_apis(env: Any) -> dict[str, _Api]:
     return apis
 
 
+def _open_api_proxy(channel_fd: int) -> None:
+    """Listen on this namespace's loopback for the environment's HTTP, hand the listener to the
+    caller's forwarder over `channel_fd`, and point every HTTP client here at it (httpx reads
+    HTTP(S)_PROXY when a client is built, so the environment's code needs no change)."""
+    with socket.socket(fileno=channel_fd) as channel, socket.create_server(("127.0.0.1", 0)) as listener:
+        socket.send_fds(channel, [b"listener"], [listener.fileno()])
+        proxy = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        os.environ[name] = proxy
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        os.environ.pop(name, None)
+
+
+def _working_seccomp_filter() -> bytes | None:
+    """The children's seccomp filter if this machine has one and a forked child can install it.
+
+    Tried once here, so that a kernel without seccomp shows in the init reply instead of
+    failing every snippet.
+    """
+    program = seccomp.build_filter()
+    if program is None:
+        return None
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            seccomp.install(program)
+            status = 0
+        finally:
+            os._exit(status)
+    _, status = os.waitpid(pid, 0)
+    return program if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else None
+
+
 def main() -> None:
     """Serve the caller on stdin/stdout until it closes the pipe or says close."""
     proto_in, proto_out = _claim_protocol_fds()
@@ -628,16 +739,23 @@ def main() -> None:
         # appended, not prepended: the server's own packages win over whatever a caller put on
         # its path (vLLM, for one, adds a directory of vendored, older modules)
         sys.path.extend(entry for entry in init["sys_path"] if entry not in sys.path)
+        if init.get("api_channel_fd") is not None:
+            _open_api_proxy(init["api_channel_fd"])
+        seccomp_filter = _working_seccomp_filter() if limits.os_isolation != "off" else None
         env = _load_factory(init["env_factory"])(**init["env_kwargs"])
         apis = _collect_apis(env)
     except Exception:  # noqa: BLE001 - reported to the caller, which raises
         send_frame(proto_out, {"ok": False, "error": _clip(traceback.format_exc(), 8_000)})
         return
-    send_frame(proto_out, {"ok": True, "api_names": sorted(apis)})
+    send_frame(proto_out, {"ok": True, "api_names": sorted(apis), "seccomp": seccomp_filter is not None})
     # Everything built so far is long-lived; keeping the GC off it means forked children do
     # not touch (and so copy) its pages.
     gc.freeze()
-    server = _Server(apis, limits, inherited_fds=(proto_in, proto_out), on_snippet=getattr(env, "begin_snippet", None))
+    server = _Server(
+        apis, limits, inherited_fds=(proto_in, proto_out), on_snippet=getattr(env, "begin_snippet", None),
+        seccomp_filter=seccomp_filter,
+    )
+    server.prepare()
     while True:
         message = recv_frame(proto_in)
         if message is None or message.get("op") not in ("run", "run_batch"):
@@ -650,6 +768,7 @@ def main() -> None:
             outcomes = [error] * len(codes)
         for outcome in outcomes:
             send_frame(proto_out, outcome)
+        server.prepare()
 
 
 if __name__ == "__main__":
