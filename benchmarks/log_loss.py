@@ -10,8 +10,9 @@ replica SIGKILLed. A client does not retry: a verdict answered 202 was promised 
 
 The verdict: every 202'd request id is in the dataset's feedback file (`lost` counts those missing)
 and none is there twice (`duplicated`). Records the broker holds more than once (a shipper that died
-between acknowledgement and bookkeeping, or a log re-sent after a restart the enlargement had partly
-read) are counted as `kafka_duplicates`: the enlargement's de-duplication is what keeps them out.
+between acknowledgement and bookkeeping, a log re-sent after a restart the enlargement had partly
+read, or a record re-sent after RESEND_S without the enlargement's acknowledgement) are counted as
+`kafka_duplicates`: the enlargement's de-duplication is what keeps them out.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ SOAY = [sys.executable, "-m", "cli.main"]
 CONCURRENCY = 16
 OUTAGE_S = 10.0
 SERVE_START_S = 900.0
+RESEND_S = 60
+"""kafka.outbox_resend_s of the service: records the enlargement skipped after a restart come again this soon."""
 SETTLE_S = 600.0
 """How long the enlargement may take to catch up after the last verdict."""
 FEEDBACK_FILE = Path("enlarge") / "feedback.jsonl"
@@ -203,7 +206,7 @@ def run_log_loss(model: Path, total: int = 10_000, log: Callable[[str], None] = 
     broker = start_broker(port=_free_port())
     port = _free_port()
     env = {**os.environ, "SOAY_KAFKA__BOOTSTRAP_SERVERS": broker.bootstrap, "SOAY_KAFKA__OUTBOX_DIR": str(work / "outbox"),
-           "SOAY_SERVE__MIN_REPLICAS": "2", "SOAY_SERVE__MAX_REPLICAS": "2", "SOAY_SERVE__PORT": str(port)}
+           "SOAY_KAFKA__OUTBOX_RESEND_S": str(RESEND_S), "SOAY_SERVE__MIN_REPLICAS": "2", "SOAY_SERVE__MAX_REPLICAS": "2", "SOAY_SERVE__PORT": str(port)}
     env.pop("SOAY_SERVE__API_KEY", None)
     url = f"http://127.0.0.1:{port}"
     serve = subprocess.Popen([*SOAY, "serve", "--model", str(model)], cwd=ROOT, env=env, stdout=(work / "serve.log").open("w"), stderr=subprocess.STDOUT)

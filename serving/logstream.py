@@ -10,12 +10,12 @@ The shipper's producer is idempotent (`enable_idempotence`): a retried batch is 
 That is also how it learns that the embedded in-memory broker restarted and lost its log: the
 next send of its producer is refused as UnknownProducerId. It then puts every shipped-but-not-
 consumed record back to pending and starts a new producer; a log whose offsets went backwards says
-the same. With the in-memory broker a record leaves the outbox only once the enlargement's consumer
-group (`kafka.consumer_group`) committed past it, and before each such release the shipper proves
-with a heartbeat (a record on `<requests_topic>.heartbeat`, whose offsets only grow on a broker that
-kept its log) that the broker it reads offsets from is the one it shipped to: committed offsets of
-a fresh broker say nothing about the old log.
-With `kafka.durable_broker` (a replicated Kafka cluster) the acknowledgement is enough.
+the same, and so does a heartbeat (a record on `<requests_topic>.heartbeat`, whose offsets only
+grow on a broker that kept its log), which finds a restart while nothing else is sent. With the
+in-memory broker a record leaves the outbox only when the enlargement said, on
+`<requests_topic>.consumed`, that it is in the dataset (soay/logs.py `Consumed`); a record shipped
+`kafka.outbox_resend_s` ago and not acknowledged is sent again. With `kafka.durable_broker` (a
+replicated Kafka cluster) the acknowledgement of the broker is enough.
 
 Records reach Kafka at least once; the enlargement de-duplicates by request id (the message key,
 so a request's record and its feedback share a partition) and by feedback identity, so the
@@ -37,13 +37,13 @@ import threading
 import time
 from pathlib import Path
 
-from kafka import KafkaAdminClient, KafkaProducer
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaError, OutOfOrderSequenceNumberError, UnknownProducerIdError
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from cluster.broker import ensure_topics
 from serving.outbox import Outbox, OutboxFull, OutboxRecord, Shipped
-from soay.logs import Feedback, RequestLog
+from soay.logs import OUTBOX_HEADER, OUTBOX_ID_HEADER, Consumed, Feedback, RequestLog, consumed_topic
 from soay.settings import KafkaSettings
 
 log = logging.getLogger(__name__)
@@ -59,11 +59,10 @@ POLL_S = 0.2
 RETRY_S = 1.0
 """Wait before the next attempt after the broker could not be reached or a delivery failed."""
 RELEASE_S = 2.0
-"""How often, with the in-memory broker, the shipper reads the enlargement's committed offsets."""
+"""How often, with the in-memory broker, the shipper reads the enlargement's acknowledgements."""
 LOCK_S = 1.0
 """How often a replica that does not ship tries to become the shipper."""
 KAFKA_LOGGER = "kafka"
-OUTBOX_ID_HEADER = "soay-outbox-id"
 LOG_LOST = (UnknownProducerIdError, OutOfOrderSequenceNumberError)
 """What an idempotent producer hears from a broker that no longer knows it: the log was lost."""
 
@@ -97,13 +96,14 @@ class LogStream:
         self.settings = settings
         self.topics = [settings.requests_topic, settings.feedback_topic]
         self.heartbeat_topic = f"{settings.requests_topic}.heartbeat"
+        self.consumed_topic = consumed_topic(settings.requests_topic)
         self.metrics = LogStreamMetrics(registry, self.topics)
         self.outbox = Outbox(outbox_path, settings.outbox_records)
         self._lock_path = outbox_path.with_suffix(".ship-lock")
         self._lock_fd: int | None = None
         self._stop = threading.Event()
         self._producer: KafkaProducer | None = None
-        self._admin: KafkaAdminClient | None = None
+        self._acks: KafkaConsumer | None = None
         self._reachable = True
         self._ever_connected = False
         self._was_full = False
@@ -156,8 +156,8 @@ class LogStream:
         self._thread.join(BLOCK_MS / 1000 * 3)
         if self._producer is not None:
             self._producer.close(timeout=1.0)
-        if self._admin is not None:
-            self._admin.close()
+        if self._acks is not None:
+            self._acks.close()
         if self._lock_fd is not None:
             os.close(self._lock_fd)
         self.outbox.close()
@@ -210,7 +210,7 @@ class LogStream:
         kafka = self.settings
         try:
             ensure_topics(kafka.bootstrap_servers, self.topics, kafka.partitions, wait_s=BLOCK_MS / 1000)
-            ensure_topics(kafka.bootstrap_servers, [self.heartbeat_topic], 1, wait_s=BLOCK_MS / 1000)
+            ensure_topics(kafka.bootstrap_servers, [self.heartbeat_topic, self.consumed_topic], 1, wait_s=BLOCK_MS / 1000)
             self._producer = KafkaProducer(
                 bootstrap_servers=kafka.bootstrap_servers, acks="all", enable_idempotence=True,
                 request_timeout_ms=REQUEST_TIMEOUT_MS, delivery_timeout_ms=DELIVERY_TIMEOUT_MS,
@@ -246,7 +246,7 @@ class LogStream:
         futures, failure = [], None
         for record in batch:
             try:
-                headers = [(OUTBOX_ID_HEADER, str(record.id).encode())]
+                headers = [(OUTBOX_HEADER, self.outbox.uid.encode()), (OUTBOX_ID_HEADER, str(record.id).encode())]
                 futures.append((record, self._producer.send(record.topic, value=record.value, key=record.key, headers=headers)))
             except Exception as exc:  # noqa: BLE001 - e.g. no metadata within max_block_ms: the broker is away (or lost the topic)
                 self.metrics.send_errors.labels(record.topic).inc()
@@ -289,10 +289,10 @@ class LogStream:
                     self.settings.bootstrap_servers, why, reshipped)
 
     def _release(self) -> None:
-        """With the in-memory broker: drop the records the enlargement committed past, after a
-        heartbeat proved that the broker is the one they were shipped to."""
-        partitions = self.outbox.shipped_partitions()
-        if not partitions:
+        """With the in-memory broker: forget the records the enlargement acknowledged, after a
+        heartbeat proved that the broker is the one they were shipped to; send again those shipped
+        long ago and never acknowledged."""
+        if not self.outbox.count(state=1):
             return
         try:
             beat = self._producer.send(self.heartbeat_topic, value=b"").get(timeout=DELIVERY_TIMEOUT_MS / 1000 + 1.0)
@@ -304,15 +304,34 @@ class LogStream:
             self._lost("the heartbeat's offsets went back")
             return
         try:
-            if self._admin is None:
-                self._admin = KafkaAdminClient(bootstrap_servers=self.settings.bootstrap_servers, request_timeout_ms=REQUEST_TIMEOUT_MS)
-            committed = self._admin.list_group_offsets(self.settings.consumer_group).get(self.settings.consumer_group, {})
-        except Exception as exc:  # noqa: BLE001 - the group may not exist yet: nothing is released this round
-            log.debug("log stream: no committed offsets (%s)", exc)
-            return
-        for tp, offset in committed.items():
-            if (tp.topic, tp.partition) in partitions and offset.offset >= 0:
-                self.outbox.release(tp.topic, tp.partition, offset.offset)
+            forgotten = self.outbox.forget([i for ack in self._acknowledgements() if ack.outbox == self.outbox.uid for i in ack.ids])
+        except Exception as exc:  # noqa: BLE001 - read again next round
+            log.debug("log stream: no acknowledgements read (%s)", exc)
+            forgotten = 0
+        stale = self.outbox.reship_stale(self.settings.outbox_resend_s)
+        if stale:
+            log.warning("log stream: %d records shipped %.0f s ago were not acknowledged by the enlargement: sent again",
+                        stale, self.settings.outbox_resend_s)
+        log.debug("log stream: %d records acknowledged and forgotten", forgotten)
+
+    def _acknowledgements(self) -> list[Consumed]:
+        """Every acknowledgement on the broker, read from the start each round: a position kept
+        across a restart of the in-memory broker would skip the start of its new log (the topic
+        holds one small record per enlargement batch, and forgetting twice is harmless)."""
+        if self._acks is None:
+            self._acks = KafkaConsumer(bootstrap_servers=self.settings.bootstrap_servers, enable_auto_commit=False,
+                                       allow_auto_create_topics=False, auto_offset_reset="earliest")
+            self._acks.assign([TopicPartition(self.consumed_topic, 0)])
+        self._acks.seek_to_beginning()
+        acks = []
+        while batch := self._acks.poll(timeout_ms=int(POLL_S * 1000)):
+            for messages in batch.values():
+                for message in messages:
+                    try:
+                        acks.append(Consumed.decode(message.value))
+                    except ValueError:
+                        log.warning("log stream: an acknowledgement that is not one: %r", message.value[:200])
+        return acks
 
 
 def open_log_stream(settings: KafkaSettings, outbox_path: Path, registry: CollectorRegistry) -> LogStream | None:

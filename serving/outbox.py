@@ -9,9 +9,10 @@ replicas of one node, and only a shipper (serving/logstream.py) moves it to Kafk
 A row is `pending` until Kafka acknowledged it, then `shipped` with its partition and offset. It
 leaves the file only when it is safe: at once when the brokers are durable
 (`kafka.durable_broker`, a replicated Kafka cluster), or, with the in-memory broker, once the
-enlargement's consumer group has committed past its offset. A broker that lost its log puts every
-shipped row back to pending (`reship`), and it is sent again; the enlargement de-duplicates by
-request id, so a record shipped twice never enters the dataset twice.
+enlargement said it is in the dataset (a `Consumed` record naming this outbox's `uid` and the row
+ids, soay/logs.py). A broker that lost its log puts every shipped row back to pending (`reship`),
+and so does a row shipped long ago that nobody acknowledged (`reship_stale`); it is sent again, and
+the enlargement de-duplicates by request id, so a record shipped twice never enters the dataset twice.
 
 The file is bounded (`kafka.outbox_records`): when it is full the service refuses new questions
 with 503 rather than answer one it cannot log.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,8 +40,10 @@ CREATE TABLE IF NOT EXISTS records (
     state INTEGER NOT NULL DEFAULT 0,
     partition INTEGER,
     offset INTEGER,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    shipped_at REAL
 );
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS records_state ON records (state, id);
 CREATE INDEX IF NOT EXISTS records_shipped ON records (topic, partition, offset) WHERE state = 1;
 """
@@ -80,6 +84,9 @@ class Outbox:
         self._db.execute("PRAGMA synchronous=FULL")
         with self._lock:
             self._db.executescript(SCHEMA)
+            self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('uid', ?)", (uuid.uuid4().hex,))
+            self.uid: str = self._db.execute("SELECT value FROM meta WHERE key = 'uid'").fetchone()[0]
+            """Names this outbox in the records it ships, so an acknowledgement finds its way back."""
 
     def put(self, topic: str, key: bytes, value: bytes) -> int:
         """Commit one record (fsync'd) and return its id; OutboxFull at capacity."""
@@ -120,8 +127,8 @@ class Outbox:
         with self._lock, self._db:
             if keep:
                 self._db.executemany(
-                    "UPDATE records SET state = 1, partition = ?, offset = ? WHERE id = ?",
-                    [(r.partition, r.offset, r.id) for r in records],
+                    "UPDATE records SET state = 1, partition = ?, offset = ?, shipped_at = ? WHERE id = ?",
+                    [(r.partition, r.offset, time.time(), r.id) for r in records],
                 )
             else:
                 self._db.executemany("DELETE FROM records WHERE id = ?", [(r.id,) for r in records])
@@ -134,18 +141,26 @@ class Outbox:
             ).fetchall()
         return {(topic, partition): offset for topic, partition, offset in rows}
 
-    def release(self, topic: str, partition: int, committed: int) -> int:
-        """Drop the shipped records below a consumer group's committed offset; returns how many."""
+    def forget(self, ids: list[int]) -> int:
+        """Drop records the enlargement made durable (shipped, or pending again after a reship: the
+        copy it read is enough); returns how many."""
         with self._lock, self._db:
-            return self._db.execute(
-                "DELETE FROM records WHERE state = 1 AND topic = ? AND partition = ? AND offset < ?", (topic, partition, committed)
-            ).rowcount
+            return self._db.executemany("DELETE FROM records WHERE id = ?", [(i,) for i in ids]).rowcount
 
     def reship(self) -> int:
         """Put every shipped record back to pending: the broker lost its log (a restarted in-memory
         broker loses all of it at once). Returns how many."""
         with self._lock, self._db:
             return self._db.execute("UPDATE records SET state = 0, partition = NULL, offset = NULL WHERE state = 1").rowcount
+
+    def reship_stale(self, older_than_s: float) -> int:
+        """Put back to pending the records shipped more than `older_than_s` ago and still not
+        acknowledged: their acknowledgement, or they themselves, went missing. Returns how many."""
+        with self._lock, self._db:
+            return self._db.execute(
+                "UPDATE records SET state = 0, partition = NULL, offset = NULL WHERE state = 1 AND shipped_at < ?",
+                (time.time() - older_than_s,),
+            ).rowcount
 
     def close(self) -> None:
         with self._lock:

@@ -76,3 +76,44 @@ class Feedback(BaseModel):
     @classmethod
     def decode(cls, value: bytes) -> Feedback:
         return cls.model_validate_json(value)
+
+
+OUTBOX_HEADER = "soay-outbox"
+"""Header naming the outbox a record was shipped from (serving/outbox.py: one per node)."""
+OUTBOX_ID_HEADER = "soay-outbox-id"
+"""Header with the record's row id in that outbox."""
+
+
+def consumed_topic(requests_topic: str) -> str:
+    """Where the enlargement says which shipped records it has made durable."""
+    return f"{requests_topic}.consumed"
+
+
+class Consumed(BaseModel):
+    """The enlargement's word that these records of one outbox are in the dataset: the outbox may
+    forget them. Why not the consumer group's offsets: an in-memory broker that restarted lost
+    them, and a consumer's position kept from the old log skips the start of the new one, so
+    offsets can say "read" of records never read."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    outbox: StrictStr
+    ids: list[int]
+
+    def encode(self) -> bytes:
+        return self.model_dump_json().encode()
+
+    @classmethod
+    def decode(cls, value: bytes) -> Consumed:
+        return cls.model_validate_json(value)
+
+
+def consumed_records(messages: list[Any]) -> list[Consumed]:
+    """The acknowledgements of a batch of Kafka messages: their outbox row ids, per outbox (messages
+    without the headers, produced by something else than the stack's shipper, have none)."""
+    by_outbox: dict[str, list[int]] = {}
+    for message in messages:
+        headers = dict(message.headers or ())
+        if OUTBOX_HEADER in headers and OUTBOX_ID_HEADER in headers:
+            by_outbox.setdefault(headers[OUTBOX_HEADER].decode(), []).append(int(headers[OUTBOX_ID_HEADER]))
+    return [Consumed(outbox=outbox, ids=ids) for outbox, ids in by_outbox.items()]

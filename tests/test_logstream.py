@@ -18,16 +18,15 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from kafka import KafkaConsumer, TopicPartition
-from kafka.structs import OffsetAndMetadata
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.consumer.fetcher import ConsumerRecord
 from prometheus_client import CollectorRegistry
 
 from cluster.broker import start_broker
 from conftest import ROOT, free_port
-from serving.logstream import OUTBOX_ID_HEADER, LogStream, open_log_stream
+from serving.logstream import LogStream, open_log_stream
 from serving.outbox import OutboxFull
-from soay.logs import Feedback, RequestLog
+from soay.logs import OUTBOX_HEADER, OUTBOX_ID_HEADER, Feedback, RequestLog, consumed_records, consumed_topic
 from soay.settings import KafkaSettings
 
 
@@ -91,22 +90,17 @@ def held(registry: CollectorRegistry) -> float:
     return sample(registry, "soay_log_outbox_records")
 
 
-def consume_and_commit(bootstrap: str, settings: KafkaSettings, expected: int, timeout: float = 30.0) -> list[ConsumerRecord]:
-    """What the enlargement does: read the requests topic in the stream's consumer group and commit."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=settings.consumer_group, enable_auto_commit=False,
-                             auto_offset_reset="earliest")
-    records: list[ConsumerRecord] = []
+def consume_and_acknowledge(bootstrap: str, settings: KafkaSettings, expected: int, timeout: float = 30.0) -> list[ConsumerRecord]:
+    """What the enlargement does once a batch is in the dataset: read the requests topic and say
+    so on the acknowledgements topic (training/enlarge.py `_acknowledge`)."""
+    records = read_topic(bootstrap, settings.requests_topic, expected)
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
     try:
-        while not consumer.partitions_for_topic(settings.requests_topic):
-            time.sleep(0.2)
-        consumer.assign([TopicPartition(settings.requests_topic, p) for p in consumer.partitions_for_topic(settings.requests_topic)])
-        deadline = time.monotonic() + timeout
-        while len(records) < expected and time.monotonic() < deadline:
-            for batch in consumer.poll(timeout_ms=500).values():
-                records.extend(batch)
-        consumer.commit({TopicPartition(r.topic, r.partition): OffsetAndMetadata(r.offset + 1, "", -1) for r in records})
+        for ack in consumed_records(records):
+            producer.send(consumed_topic(settings.requests_topic), value=ack.encode())
+        producer.flush(timeout=10)
     finally:
-        consumer.close(autocommit=False)
+        producer.close()
     return records
 
 
@@ -119,8 +113,8 @@ def open_stream(settings: KafkaSettings, tmp_path: Path, registry: CollectorRegi
     return LogStream(settings, tmp_path / "outbox" / "requests.sqlite", registry), registry
 
 
-def test_records_and_feedback_reach_their_topics_keyed_by_request_id_and_leave_the_outbox_once_consumed(kafka_broker, tmp_path):
-    settings = kafka_settings(kafka_broker.bootstrap, consumer_group=f"enlarge-{uuid.uuid4().hex[:6]}")
+def test_records_and_feedback_reach_their_topics_keyed_by_request_id_and_leave_the_outbox_once_acknowledged(kafka_broker, tmp_path):
+    settings = kafka_settings(kafka_broker.bootstrap)
     stream, registry = open_stream(settings, tmp_path)
     logs = [request_log(n) for n in range(20)]
     feedback = [Feedback(request_id=logs[0].request_id, verdict="bad", comment="wrong year"),
@@ -134,10 +128,10 @@ def test_records_and_feedback_reach_their_topics_keyed_by_request_id_and_leave_t
         got = read_topic(kafka_broker.bootstrap, settings.requests_topic, len(logs))
         got_feedback = read_topic(kafka_broker.bootstrap, settings.feedback_topic, len(feedback))
         assert wait_for(lambda: produced(registry, settings.requests_topic) == len(logs))
-        # the in-memory broker is not durable: acknowledged records stay until the enlargement has them
+        # the in-memory broker is not durable: records Kafka acknowledged stay until the enlargement has them
         time.sleep(3)
         assert stream.outbox.count() == len(logs) + len(feedback) and stream.outbox.count(state=0) == 0
-        assert ids_of(consume_and_commit(kafka_broker.bootstrap, settings, len(logs))) == {r.request_id for r in logs}
+        assert ids_of(consume_and_acknowledge(kafka_broker.bootstrap, settings, len(logs))) == {r.request_id for r in logs}
         assert wait_for(lambda: stream.outbox.count() == len(feedback), timeout=15)  # feedback: not consumed by this group
     finally:
         stream.close()
@@ -145,7 +139,7 @@ def test_records_and_feedback_reach_their_topics_keyed_by_request_id_and_leave_t
     by_id = lambda r: r.request_id  # noqa: E731
     assert sorted((RequestLog.decode(m.value) for m in got), key=by_id) == sorted(logs, key=by_id)
     assert all(m.key == RequestLog.decode(m.value).request_id.encode() for m in got)
-    assert all(dict(m.headers)[OUTBOX_ID_HEADER].isdigit() for m in got)
+    assert all(dict(m.headers)[OUTBOX_ID_HEADER].isdigit() and dict(m.headers)[OUTBOX_HEADER] for m in got)
     assert sorted((Feedback.decode(m.value) for m in got_feedback), key=by_id) == feedback
     # the key places a request's record and its feedback on the same partition (both topics have 3)
     partition = {m.key: m.partition for m in got}
@@ -298,3 +292,20 @@ def test_a_full_outbox_refuses_records_and_says_so(tmp_path):
 def test_log_requests_off_means_no_stream(tmp_path):
     settings = KafkaSettings(bootstrap_servers=f"127.0.0.1:{free_port()}", log_requests=False)
     assert open_log_stream(settings, tmp_path / "outbox.sqlite", CollectorRegistry()) is None
+
+
+def test_a_record_nobody_acknowledges_is_sent_again_and_forgotten_once_acknowledged(kafka_broker, tmp_path):
+    """The enlargement may skip records (its position kept across a broker restart) or lose an
+    acknowledgement: after `outbox_resend_s` the record goes out again; acknowledged, it is gone."""
+    settings = kafka_settings(kafka_broker.bootstrap, outbox_resend_s=2.0)
+    stream, registry = open_stream(settings, tmp_path)
+    record = request_log(0)
+    try:
+        stream.log_request(record)
+        copies = lambda: len(read_until(kafka_broker.bootstrap, settings.requests_topic, lambda rs: len(rs) >= 2, timeout=2))  # noqa: E731
+        assert wait_for(lambda: copies() >= 2, timeout=30)  # sent, not acknowledged, sent again
+        assert stream.outbox.count() == 1
+        consume_and_acknowledge(kafka_broker.bootstrap, settings, 1)
+        assert wait_for(lambda: stream.outbox.count() == 0, timeout=15)
+    finally:
+        stream.close()

@@ -54,8 +54,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka import KafkaConsumer
-from kafka.errors import CommitFailedError, KafkaError
+from kafka import KafkaConsumer, KafkaProducer
+from kafka.errors import KafkaError
 from kafka.structs import OffsetAndMetadata, TopicPartition
 from prometheus_client import CollectorRegistry, Counter as PromCounter, Gauge, Histogram, start_http_server
 from pydantic import ValidationError
@@ -64,7 +64,7 @@ from cluster.broker import ensure_topics
 from soay.clarifications import AMBIGUOUS, CLARIFICATION_KINDS
 from soay.domains import get_domain
 from soay.log_triplets import Match, dedupe_key, log_triplet, log_triplet_id, rerun_problem
-from soay.logs import Feedback, RequestLog, utc_now
+from soay.logs import Feedback, RequestLog, consumed_records, consumed_topic, utc_now
 from soay.settings import Settings
 from soay.solutions import parse_solution
 from soay.splits import HELD_OUT_SPLITS, entity_split, group_split
@@ -148,6 +148,7 @@ class Enlarger:
         self.metrics: EnlargeMetrics | None = None
         self.pool: VerifierPool | None = None
         self.consumer: KafkaConsumer | None = None
+        self.acks: KafkaProducer | None = None
         try:
             self.metrics = EnlargeMetrics(self.cfg.metrics_port, self.cfg.metrics_host, log)
             db = settings.data.corpus_path()
@@ -161,11 +162,15 @@ class Enlarger:
                 self.domain.name, Path(db), settings.sandbox, self.cfg.workers, self.cfg.worker_cpus, self.cfg.verify_chunk, self.cfg.memo_size
             )
             ensure_topics(self.kafka.bootstrap_servers, [self.kafka.requests_topic, self.kafka.feedback_topic], self.kafka.partitions)
+            ensure_topics(self.kafka.bootstrap_servers, [consumed_topic(self.kafka.requests_topic)], 1)
             self.consumer = KafkaConsumer(
                 bootstrap_servers=self.kafka.bootstrap_servers.split(","),
                 group_id=group or self.kafka.consumer_group,
                 enable_auto_commit=False,
                 auto_offset_reset="earliest",
+                # a restarted in-memory broker would otherwise make the topics on this consumer's
+                # metadata request, with its own partition count; the producers make them as configured
+                allow_auto_create_topics=False,
                 session_timeout_ms=self.cfg.session_timeout_ms,
                 heartbeat_interval_ms=self.cfg.heartbeat_interval_ms,
                 max_poll_interval_ms=self.cfg.max_poll_interval_ms,
@@ -251,6 +256,7 @@ class Enlarger:
         manifest = self.state.commit(decision.triplets, decision.reviews, decision.feedback, source)
         if manifest is not None:
             self.versions.append(manifest.version)
+        self._acknowledge(batch)
         self._commit_offsets(batch)
         self.records += len(batch)
         self.written += len(decision.triplets)
@@ -385,6 +391,25 @@ class Enlarger:
 
     # --- offsets and lag --------------------------------------------------------------------
 
+    def _acknowledge(self, batch: list[Any]) -> None:
+        """Tell the request log's outboxes which of their records are now in the dataset (they may
+        forget them, serving/outbox.py). A lost acknowledgement only means a record is sent again."""
+        try:
+            if self.acks is None:
+                self.acks = KafkaProducer(bootstrap_servers=self.kafka.bootstrap_servers.split(","), acks="all",
+                                          allow_auto_create_topics=False, max_block_ms=5000)
+            for ack in consumed_records(batch):
+                self.acks.send(consumed_topic(self.kafka.requests_topic), value=ack.encode())
+            self.acks.flush(timeout=10)
+        except Exception as e:  # noqa: BLE001 - the records are durable; the outbox sends them again later
+            self.log(f"enlarge: acknowledgements not sent ({e!r}); the outboxes will send those records again")
+            if self.acks is not None:
+                try:
+                    self.acks.close(timeout=0)
+                except KafkaError:
+                    pass
+            self.acks = None
+
     def _commit_offsets(self, batch: list[Any]) -> None:
         assert self.consumer is not None
         offsets: dict[TopicPartition, int] = {}
@@ -393,8 +418,9 @@ class Enlarger:
             offsets[tp] = max(offsets.get(tp, 0), m.offset + 1)
         try:
             self.consumer.commit({tp: OffsetAndMetadata(o, "", -1) for tp, o in offsets.items()})
-        except CommitFailedError as e:
-            # the group rebalanced under the batch: its new owner replays it, and finds it done
+        except KafkaError as e:
+            # the group rebalanced under the batch (CommitFailed, RebalanceInProgress) or the broker
+            # went away: whoever reads the batch again replays it and finds it done
             self.log(f"enlarge: offsets not committed ({e}); the batch is durable and a replay skips it")
             return
         self.committed.update(offsets)
@@ -409,12 +435,14 @@ class Enlarger:
             ends = self.consumer.end_offsets(parts)
             lag = 0
             for tp in parts:
-                if tp not in self.committed:
+                if tp not in ends:  # a partition the broker does not know (yet): nothing to lag behind
+                    continue
+                if tp not in self.committed or ends[tp] < self.committed[tp]:  # new, or a broker that lost its log
                     committed = self.consumer.committed(tp)
-                    self.committed[tp] = committed if committed is not None else self.consumer.beginning_offsets([tp])[tp]
+                    self.committed[tp] = committed if committed is not None else self.consumer.beginning_offsets([tp]).get(tp, 0)
                 lag += max(0, ends[tp] - self.committed[tp])
-        except KafkaError as e:
-            self.log(f"enlarge: lag not measured ({e})")
+        except (KafkaError, KeyError) as e:  # kafka-python raises KeyError for a partition a restarted broker lost
+            self.log(f"enlarge: lag not measured ({e!r})")
             return
         self.lag = lag
         if self.metrics:
@@ -435,6 +463,9 @@ class Enlarger:
         if self.consumer is not None:
             self.consumer.close(autocommit=False)
             self.consumer = None
+        if self.acks is not None:
+            self.acks.close(timeout=5)
+            self.acks = None
         if self.pool is not None:
             self.pool.close()
             self.pool = None

@@ -109,9 +109,11 @@ class EnlargeState:
     ) -> Manifest | None:
         """Make one batch's decisions durable (see the module docstring for the order). Returns the
         new manifest when triplets were written."""
-        feedback = [f for f in feedback if self.new_feedback(f)]
+        # a record may come twice in one batch too: a broker that lost its log gets the outbox's
+        # shipped records again, beside copies the enlargement had not yet read
+        feedback = [f for f in {_feedback_identity(f): f for f in feedback}.values() if self.new_feedback(f)]
         _append_jsonl(self.dir / FEEDBACK_FILE, feedback)
-        reviews = [r for r in reviews if (r["request_id"], r["reason"]) not in self.reviewed]
+        reviews = [r for r in {(r["request_id"], r["reason"]): r for r in reviews}.values() if (r["request_id"], r["reason"]) not in self.reviewed]
         _append_jsonl(self.dir / REVIEW_FILE, reviews)
         manifest = None
         if triplets:
