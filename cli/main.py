@@ -213,7 +213,7 @@ def keys_list() -> None:
 @spec_app.command("import")
 @user_errors
 def spec_import(
-    document: str = typer.Argument(..., help="OpenAPI 3.0/3.1 (JSON or YAML) or GraphQL SDL file, or an http(s) URL serving either."),
+    document: str = typer.Argument(..., help="OpenAPI 3.0/3.1 or Swagger 2.0 (JSON or YAML) or GraphQL SDL file, or an http(s) URL serving either."),
     out: Path | None = typer.Option(None, help="Spec YAML to write (default specs/<domain>.yaml); binding and intents go beside it."),
     domain: str | None = typer.Option(None, help="Domain name (default: from the document's title)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
@@ -228,11 +228,14 @@ def spec_import(
         typer.echo(json.dumps(summary, ensure_ascii=False))
         return
     typer.echo(
-        f"{summary['domain']}: {summary['apis']} APIs, {len(summary['entities'])} entities, heads {', '.join(summary['heads'])}, "
+        f"{summary['domain']}: {summary['imported']} of {summary['operations']} operations imported as APIs, "
+        f"{len(summary['entities'])} entities, heads {', '.join(summary['heads'])}, "
         f"{summary['solutions']} solutions, {summary['combinations']} combinations"
     )
     for problem in summary["not_imported"]:
         typer.echo(f"  not imported: {problem}")
+    if summary["warnings"]:
+        typer.echo(f"  {len(summary['warnings'])} schema defects read past (listed at the top of the spec)")
     typer.echo(f"wrote {paths['spec']} (review the `# inferred:` lines), {paths['binding']}, {paths['intents']}")
 
 

@@ -58,16 +58,23 @@ class ApiGraph:
 
     @cached_property
     def in_degree(self) -> dict[str, int]:
+        """Edges from other APIs only: a lookup whose records feed its own input (a pet lookup
+        returning pets with their ids) is still where a solution can start."""
         deg = {name: 0 for name in self.edges}
-        for cs in self.edges.values():
-            for dst in {c.dst for c in cs}:
+        for src, cs in self.edges.items():
+            for dst in {c.dst for c in cs} - {src}:
                 deg[dst] += 1
         return deg
 
     @property
     def heads(self) -> list[str]:
-        """APIs of zero in-degree: the only valid first steps of a solution."""
-        return [name for name, d in self.in_degree.items() if d == 0]
+        """APIs of zero in-degree, and lookups by a key a person types (an entity marked
+        `typed`): the only valid first steps of a solution."""
+        return [name for name, d in self.in_degree.items() if d == 0 or self._typed_lookup(self.spec.api(name))]
+
+    def _typed_lookup(self, api: Api) -> bool:
+        required = [p for p in api.params if p.required]
+        return bool(required) and all(p.ref and self.spec.entities[p.ref].typed for p in required)
 
     def to_dict(self) -> dict[str, list[dict[str, object]]]:
         return {

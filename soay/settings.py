@@ -225,7 +225,10 @@ class KafkaSettings(Section):
     durable_broker: bool = False
     """The brokers keep what they acknowledge (a replicated Kafka cluster): records leave the outbox
     on acknowledgement. Off (the embedded in-memory Tansu), a record leaves only once the
-    enlargement's consumer group committed past it."""
+    enlargement said it is in the dataset (on `<requests_topic>.consumed`)."""
+    outbox_resend_s: float = Field(300.0, gt=0)
+    """With the in-memory broker: a record shipped this long ago and not acknowledged by the
+    enlargement is sent again (it, or its acknowledgement, went missing)."""
     consumer_group: str = "soay-enlarge"
 
     outbox_dir: Path | None = None
@@ -329,6 +332,10 @@ class LiveApiSettings(Section):
     auth_header: str | None = None
     """`Name: value` sent with every request, e.g. `Authorization: Bearer TOKEN`; better given as
     SOAY_LIVE_API__AUTH_HEADER than written into a file."""
+    api_key: str | None = None
+    """The API key, sent the way the imported document's security scheme says (a query parameter,
+    a header, a bearer token); without it, the environment variable the binding names
+    (`<DOMAIN>_API_KEY`) is read at call time. Better given as SOAY_LIVE_API__API_KEY."""
     timeout_s: float = Field(10.0, gt=0)
     attempts: int = Field(4, ge=1)
     """Tries per call; 429, 5xx and time-outs are retried with exponential back-off."""

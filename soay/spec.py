@@ -56,6 +56,9 @@ class Entity(BaseModel):
 
     key: str
     label: str
+    typed: bool = False
+    """Its key is text a person types (a slug such as `fireball`, a user name), so a lookup by
+    it can start a solution even though other APIs return the key too (soay/graph.py heads)."""
 
 
 class Api(BaseModel):
@@ -76,8 +79,6 @@ class Api(BaseModel):
     def _check(self) -> Api:
         if self.returns == "values" and len(self.attributes) != 1:
             raise ValueError(f"{self.name}: a `values` API names exactly one attribute")
-        if not self.params:
-            raise ValueError(f"{self.name}: an API takes at least one parameter")
         return self
 
     def param(self, name: str) -> Param:

@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_type, stop_after_attempt
 
 from soay.environment.base import ApiCallError, SpecDispatch
-from soay.environment.live_transport import TransientError, build_request, load_binding, read_response
+from soay.environment.live_transport import TransientError, api_key, build_request, load_binding, read_response
 from soay.environment.response_cache import ResponseCache, cache_key
 from soay.ground_truth import Unanswerable
 from soay.importers.intents import head_input_sources
@@ -62,6 +62,9 @@ class LiveApiOptions(BaseModel):
     binding_path: str | None = None
     auth_header: str | None = None
     """`Name: value`, e.g. `Authorization: Bearer ...`; sent with every request."""
+    api_key: str | None = None
+    """The key the binding's security scheme sends (query, header or bearer); without it, the
+    environment variable the binding names (`<DOMAIN>_API_KEY`) is read at call time."""
     timeout_s: float = Field(10.0, gt=0)
     attempts: int = Field(4, ge=1)
     backoff_s: float = Field(0.2, ge=0)
@@ -78,7 +81,7 @@ class LiveApiOptions(BaseModel):
         sandbox's server and Ray workers may run in another directory."""
         if not live.base_url:
             raise ValueError("give the API's address as live_api.base_url (or --base-url)")
-        fields = live.model_dump(include={"auth_header", "timeout_s", "attempts", "backoff_s", "max_backoff_s", "cache_ttl_s",
+        fields = live.model_dump(include={"auth_header", "api_key", "timeout_s", "attempts", "backoff_s", "max_backoff_s", "cache_ttl_s",
                                           "requests_per_snippet", "sample_size"})
         return cls(spec_path=str(Path(spec_path).resolve()), base_url=live.base_url, cache_path=str(Path(cache_path).resolve()),
                    **{**fields, **override})
@@ -186,7 +189,7 @@ class LiveApiEnvironment(SpecDispatch):
         self._spent += 1
         self.stats["requests"] += 1
         try:
-            response = client.send(build_request(client, self.binding, api, kwargs))
+            response = client.send(build_request(client, self.binding, api, kwargs, api_key(self.binding, self.options.api_key)))
         except httpx.TimeoutException as e:
             self.stats["timeouts"] += 1
             raise TransientError(f"timed out after {self.options.timeout_s:g} s") from e

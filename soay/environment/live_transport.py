@@ -1,13 +1,17 @@
 """How one API call of an imported spec becomes an HTTP request, and its answer a result.
 
 The binding written by `soay spec import` beside the spec says it: for OpenAPI the method, the
-path and where each argument goes; for GraphQL the query document. Errors are sorted here into
+path and where (and under which name) each argument goes; for GraphQL the query document; for
+both, how the answer holds the records (a page's `results`, a single nested object) and how the
+API key is sent (a header, a query parameter, a bearer token). Errors are sorted here into
 the caller's mistakes (4xx, GraphQL errors: reported, never retried) and the service's
 trouble (429, 5xx, time-outs: retried by the environment).
 """
 
 from __future__ import annotations
 
+import base64
+import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -34,25 +38,75 @@ def load_binding(spec_path: str | Path, binding_path: str | Path | None = None) 
     return binding
 
 
-def build_request(client: httpx.Client, binding: dict[str, Any], api: str, kwargs: dict[str, Any]) -> httpx.Request:
+def build_request(client: httpx.Client, binding: dict[str, Any], api: str, kwargs: dict[str, Any], key: str | None = None) -> httpx.Request:
+    """The HTTP request of one call; `key` is the API key, sent as the binding's `auth` says."""
     entry = binding["apis"].get(api)
     if entry is None:
         raise ApiCallError(f"{api} has no binding (re-import the API)")
+    headers, secret_query = auth_for(binding, api, key)
+    headers = {**(entry.get("headers") or {}), **headers}
+    names = entry.get("names") or {}
     if binding["protocol"] == "graphql":
-        return client.build_request("POST", binding.get("endpoint", "/graphql"), json={"query": entry["query"], "variables": kwargs})
+        variables = {names.get(k, k): v for k, v in kwargs.items()}
+        return client.build_request("POST", binding.get("endpoint", "/graphql"), json={"query": entry["query"], "variables": variables},
+                                    headers=headers or None, params=secret_query or None)
     path = entry["path"]
-    query: dict[str, Any] = {}
+    query: dict[str, Any] = dict(secret_query)
     body: dict[str, Any] = {}
     for name, value in kwargs.items():
-        where = entry["params"].get(name, "body")
+        where, sent_as = _where(entry, name)
         if where == "path":
-            path = path.replace("{" + name + "}", quote(str(value), safe=""))
+            text = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+            path = path.replace("{" + sent_as + "}", quote(text, safe=","))
         elif where == "query":
-            query[name] = value
+            query[sent_as] = value
         else:
-            body[name] = value
+            body[sent_as] = value
     method = entry["method"]
-    return client.build_request(method, path, params=query or None, json=body if (body or method != "GET") else None)
+    return client.build_request(method, path, params=query or None, json=body if (body or method != "GET") else None,
+                                headers=headers or None)
+
+
+def _where(entry: dict[str, Any], name: str) -> tuple[str, str]:
+    """Where an argument goes and under which name: the spec's name, or the document's when a
+    person restored it in the spec (`names` maps spec names to the document's)."""
+    names = entry.get("names") or {}
+    if name in entry["params"]:
+        return entry["params"][name], names.get(name, name)
+    for spec_name, sent_as in names.items():
+        if sent_as == name and spec_name in entry["params"]:
+            return entry["params"][spec_name], sent_as
+    return "body", name
+
+
+def api_key(binding: dict[str, Any], setting: str | None = None) -> str | None:
+    """The key to send: the `live_api.api_key` setting, else the environment variable the binding names."""
+    if setting:
+        return setting
+    env = (binding.get("auth") or {}).get("env")
+    return os.environ.get(env) or None if env else None
+
+
+def auth_for(binding: dict[str, Any], api: str, key: str | None) -> tuple[dict[str, str], dict[str, str]]:
+    """(headers, query parameters) that carry the key for one call, per the document's first
+    security scheme the API accepts; nothing when there is no key or the API needs none."""
+    schemes = (binding.get("auth") or {}).get("schemes") or []
+    own = (binding["apis"].get(api) or {}).get("auth")
+    if not key or not schemes or own is False:
+        return {}, {}
+    if isinstance(own, list):
+        schemes = [s for s in schemes if s.get("scheme") in own] or schemes
+    scheme = schemes[0]
+    kind = scheme.get("type")
+    if kind == "apiKey":
+        if scheme.get("in") == "query":
+            return {}, {scheme["name"]: key}
+        if scheme.get("in") == "cookie":
+            return {"Cookie": f"{scheme['name']}={key}"}, {}
+        return {scheme["name"]: key}, {}
+    if kind == "basic":
+        return {"Authorization": "Basic " + base64.b64encode(key.encode()).decode()}, {}
+    return {"Authorization": f"Bearer {key}"}, {}
 
 
 def read_response(binding: dict[str, Any], api: str, response: httpx.Response) -> Any:
@@ -66,12 +120,56 @@ def read_response(binding: dict[str, Any], api: str, response: httpx.Response) -
     if response.status_code >= 400:
         message = body.get("error") or body.get("detail") if isinstance(body, dict) else None
         raise ApiCallError(f"{api}: {message or response.text[:300]} (HTTP {response.status_code})")
+    entry = binding["apis"][api]
     if binding["protocol"] == "graphql":
         if not isinstance(body, dict):
             raise ApiCallError(f"{api}: the GraphQL endpoint did not answer JSON (HTTP {response.status_code})")
         if body.get("errors"):
             raise ApiCallError(f"{api}: {'; '.join(str(e.get('message', e)) for e in body['errors'])}")
-        return (body.get("data") or {}).get(binding["apis"][api]["field"])
-    if body is None and response.content:
+        body = (body.get("data") or {}).get(entry["field"])
+    elif body is None and response.content:
         raise ApiCallError(f"{api}: the answer is not JSON")
-    return body
+    return rename(reshape(unwrap(body, entry.get("unwrap")), entry.get("nested")), entry.get("fields"))
+
+
+def unwrap(body: Any, held: str | None) -> Any:
+    """The records a page holds (`{"page": 1, "results": [...]}` -> the results)."""
+    if not held or not isinstance(body, dict):
+        return body
+    return body.get(held)
+
+
+def rename(result: Any, fields: dict[str, str] | None) -> Any:
+    """Fields under the spec's names (`{"candidate_id": "id"}`: the answer's `id` is the spec's `candidate_id`)."""
+    if not fields:
+        return result
+    if isinstance(result, list):
+        return [rename(r, fields) for r in result]
+    if not isinstance(result, dict):
+        return result
+    out = dict(result)
+    for spec_name, answer_name in fields.items():
+        if answer_name in out and spec_name not in out:
+            out[spec_name] = out.pop(answer_name)
+    return out
+
+
+def reshape(result: Any, nested: dict[str, str] | None) -> Any:
+    """Nested records as the spec reads them: a single object as a list of one record, a
+    connection as its list (`{"filmConnection": {"films": [...]}}` -> `{"filmConnection": [...]}`)."""
+    if not nested:
+        return result
+    if isinstance(result, list):
+        return [reshape(r, nested) for r in result]
+    if not isinstance(result, dict):
+        return result
+    out = dict(result)
+    for attr, holder in nested.items():
+        value = out.get(attr)
+        if value is None:
+            continue
+        if holder == "one":
+            out[attr] = value if isinstance(value, list) else [value]
+        elif isinstance(value, dict):
+            out[attr] = value.get(holder)
+    return out

@@ -1,4 +1,4 @@
-"""Bring your own API: OpenAPI 3.x and GraphQL SDL documents become API library specs.
+"""Bring your own API: OpenAPI 3.x, Swagger 2.0 and GraphQL SDL documents become API library specs.
 
 `import_document` reads a document, turns its read operations into the project's declarative
 spec (soay/spec.py), writes what it had to guess as review notes, and reports every operation

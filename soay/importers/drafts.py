@@ -24,6 +24,15 @@ class FieldDraft:
     fields: list[FieldDraft] = field(default_factory=list)
     shape: str | None = None
     """The schema or type name of the nested records ($ref / GraphQL type identity)."""
+    holder: str | None = None
+    """How the answer holds these records when not as a plain list: `one` for a single object
+    (read as a list of one record: a person's `homeworld`), or the name of the list inside an
+    object (a GraphQL connection's `films`). The binding says so, and the live transport reshapes."""
+
+
+def nested_binding(fields: list[FieldDraft]) -> dict[str, str]:
+    """`{attribute: holder}` for the binding: which nested records the transport reshapes."""
+    return {f.name: f.holder for f in fields if f.type == "records" and f.holder}
 
 
 @dataclass
@@ -34,6 +43,14 @@ class ParamDraft:
     description: str = ""
     location: str = "body"
     """path, query or body (OpenAPI), argument (GraphQL)."""
+    enum: tuple[str, ...] = ()
+    """The values it accepts when the document lists them: a choice, never an entity or free text."""
+    doc_name: str = ""
+    """Its name in the document when the spec calls it otherwise (`with-genres` -> with_genres)."""
+
+    @property
+    def sent_as(self) -> str:
+        return self.doc_name or self.name
 
 
 @dataclass
@@ -50,6 +67,8 @@ class OperationDraft:
     binding: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     """What was carried over with a caveat (skipped optional inputs, fields left out)."""
+    path: str = ""
+    """The REST path (`/movie/{movie_id}`): its segments name entities. Empty for GraphQL."""
 
 
 @dataclass
@@ -59,8 +78,10 @@ class DocumentDraft:
     description: str
     operations: list[OperationDraft]
     problems: list[Any]
+    """Operations left out, each with the reason."""
     transport: dict[str, Any] = field(default_factory=dict)
-    """Protocol-wide facts: servers (OpenAPI), the endpoint path (GraphQL)."""
-    listers: list[OperationDraft] = field(default_factory=list)
-    """Operations without inputs that list records: not APIs (an API takes an input), but a way to
-    sample head entities from a live service."""
+    """Protocol-wide facts: servers and auth (OpenAPI), the endpoint path (GraphQL)."""
+    warnings: list[Any] = field(default_factory=list)
+    """Defects of the document read past (schema violations, odd constructs), named for a person."""
+    operation_count: int = 0
+    """Operations the document declares, imported or not."""

@@ -16,6 +16,7 @@ from graphql import (
     GraphQLError,
     GraphQLField,
     GraphQLInputObjectType,
+    GraphQLInterfaceType,
     GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
@@ -28,7 +29,7 @@ from graphql import (
 
 from graphql.pyutils import Undefined
 
-from soay.importers.drafts import DocumentDraft, FieldDraft, OperationDraft, ParamDraft, ScalarKind
+from soay.importers.drafts import DocumentDraft, FieldDraft, OperationDraft, ParamDraft, ScalarKind, nested_binding
 from soay.importers.errors import Problem, SpecImportError
 from soay.importers.source import Document
 
@@ -46,6 +47,7 @@ def read_graphql(doc: Document) -> DocumentDraft:
     for kind, root in (("mutation", schema.mutation_type), ("subscription", schema.subscription_type)):
         for name in root.fields if root else {}:
             problems.append(Problem(name, f"a {kind}; only query fields become APIs (an agent must not change data)"))
+    declared = len(query.fields) + len(problems)
     draft = DocumentDraft(
         protocol="graphql",
         title=doc.origin.rsplit("/", 1)[-1].split(".")[0],
@@ -54,19 +56,15 @@ def read_graphql(doc: Document) -> DocumentDraft:
         problems=problems,
         transport={"endpoint": DEFAULT_ENDPOINT},
     )
+    lookups = _lookup_types(query)
     for name, field in query.fields.items():
         try:
-            operation = _operation(name, field)
+            operation = _operation(name, field, lookups)
         except _Unsupported as e:
             draft.problems.append(Problem(name, str(e)))
             continue
-        if operation.params:
-            draft.operations.append(operation)
-        elif operation.returns == "records":
-            draft.listers.append(operation)
-            draft.problems.append(Problem(name, "takes no argument, so it is no API of the spec; kept to sample head entities"))
-        else:
-            draft.problems.append(Problem(name, "takes no argument and returns no list: nothing a question could start from"))
+        draft.operations.append(operation)  # one without arguments is a head by itself (a list, a record)
+    draft.operation_count = declared
     return draft
 
 
@@ -108,7 +106,17 @@ def _scalar(typ: Any, what: str) -> ScalarKind:
     raise _Unsupported(f"{what} is of type {typ}")
 
 
-def _operation(name: str, field: GraphQLField) -> OperationDraft:
+def _lookup_types(query: GraphQLObjectType) -> set[str]:
+    """Types some query field returns one of, given arguments (`person(id)` -> Person)."""
+    out: set[str] = set()
+    for field in query.fields.values():
+        typ, _ = _unwrap(field.type)
+        if field.args and isinstance(typ, (GraphQLObjectType, GraphQLInterfaceType)):
+            out.add(typ.name)
+    return out
+
+
+def _operation(name: str, field: GraphQLField, lookups: set[str] = frozenset()) -> OperationDraft:  # type: ignore[assignment]
     notes: list[str] = []
     params: list[ParamDraft] = []
     for arg_name, arg in field.args.items():
@@ -125,15 +133,33 @@ def _operation(name: str, field: GraphQLField) -> OperationDraft:
     typ, _ = _unwrap(field.type)
     listed = isinstance(typ, GraphQLList)
     inner, _ = _unwrap(typ.of_type) if listed else (typ, False)
-    if isinstance(inner, GraphQLObjectType):
-        fields, selection = _fields(inner, notes, depth=1)
+    binding: dict[str, Any] = {"field": name}
+    connection = _connection(inner) if not listed else None
+    if connection is not None:
+        list_name, item = connection
+        fields, sub = _fields(item, notes, depth=1, nested=item.name not in lookups)
+        if item.name in lookups:
+            notes.append(f"its {item.name} records are read without their nested records: the lookup of a {item.name} reads those")
+        returns, selection, shape, values_name = "records", f"{list_name} {{ {sub} }}", item.name, None
+        binding["unwrap"] = list_name
+        notes.append(f"returns a connection ({inner.name}): read as the records of its `{list_name}` list")
+    elif isinstance(inner, (GraphQLObjectType, GraphQLInterfaceType)):
+        nested = not (listed and inner.name in lookups)
+        fields, selection = _fields(inner, notes, depth=1, nested=nested)
+        if not nested:
+            notes.append(f"its {inner.name} records are read without their nested records: the lookup of a {inner.name} reads those")
         returns = "records" if listed else "record"
         shape: str | None = inner.name
         values_name = None
+        if isinstance(inner, GraphQLInterfaceType):
+            notes.append(f"returns the interface {inner.name}: only the fields every implementation has")
     elif listed and isinstance(inner, (GraphQLScalarType, GraphQLEnumType)):
         returns, fields, selection, shape, values_name = "values", [], "", None, None
     else:
         raise _Unsupported(f"returns {field.type} (an object type or a list of objects or of scalars is supported)")
+    if nested := nested_binding(fields):
+        binding["nested"] = nested
+    binding["query"] = _document(name, field, params, selection)
     return OperationDraft(
         name=name,
         description=" ".join((field.description or "").split()),
@@ -142,13 +168,32 @@ def _operation(name: str, field: GraphQLField) -> OperationDraft:
         fields=fields,
         shape=shape,
         values_name=values_name,
-        binding={"field": name, "query": _document(name, field, params, selection)},
+        binding=binding,
         notes=notes,
     )
 
 
-def _fields(obj: GraphQLObjectType, notes: list[str], depth: int) -> tuple[list[FieldDraft], str]:
-    """The attributes of an object type and the selection set that asks for them."""
+def _connection(typ: Any) -> tuple[str, Any] | None:
+    """(list field, item type) of a Relay connection with a shortcut list (SWAPI's
+    `PeopleConnection.people`): an object with `edges` or `pageInfo` and one other list of objects."""
+    if not isinstance(typ, GraphQLObjectType) or not ({"edges", "pageInfo"} & set(typ.fields)):
+        return None
+    lists = []
+    for fname, f in typ.fields.items():
+        t, _ = _unwrap(f.type)
+        if fname != "edges" and isinstance(t, GraphQLList):
+            item, _ = _unwrap(t.of_type)
+            if isinstance(item, (GraphQLObjectType, GraphQLInterfaceType)):
+                lists.append((fname, item))
+    return lists[0] if len(lists) == 1 else None
+
+
+def _fields(obj: Any, notes: list[str], depth: int, nested: bool = True) -> tuple[list[FieldDraft], str]:
+    """The attributes of an object (or interface) type and the selection set that asks for them.
+
+    A list of objects nests as records; a single object (a person's `homeworld`) and a
+    connection (a person's `filmConnection`) nest too, one level deep: the binding tells the
+    transport to read the object as a list of one record, and the connection as its list."""
     out: list[FieldDraft] = []
     selection: list[str] = []
     for name, field in obj.fields.items():
@@ -158,6 +203,8 @@ def _fields(obj: GraphQLObjectType, notes: list[str], depth: int) -> tuple[list[
             continue
         typ, _ = _unwrap(field.type)
         inner, _ = _unwrap(typ.of_type) if isinstance(typ, GraphQLList) else (typ, False)
+        if isinstance(inner, (GraphQLObjectType, GraphQLInterfaceType)) and not nested:
+            continue
         if isinstance(typ, GraphQLList) and isinstance(inner, GraphQLObjectType):
             if depth >= 2:
                 notes.append(f"left out: {where} nests records more than one level")
@@ -166,8 +213,22 @@ def _fields(obj: GraphQLObjectType, notes: list[str], depth: int) -> tuple[list[
             out.append(FieldDraft(name, "records", field.description or "", sub, inner.name))
             selection.append(f"{name} {{ {sub_selection} }}")
             continue
-        if isinstance(inner, GraphQLObjectType):
-            notes.append(f"left out: {where} is a nested object (only lists of records nest)")
+        if isinstance(inner, (GraphQLObjectType, GraphQLInterfaceType)):
+            if depth >= 2:
+                notes.append(f"left out: {where} is an object inside nested records (records nest one level)")
+                continue
+            connection = _connection(inner)
+            item, holder = (connection[1], connection[0]) if connection else (inner, "one")
+            try:
+                sub, sub_selection = _fields(item, notes, depth + 1)
+            except _Unsupported as e:
+                notes.append(f"left out: {where}: {e}")
+                continue
+            out.append(FieldDraft(name, "records", " ".join((field.description or "").split()), sub, item.name, holder))
+            inner_selection = f"{holder} {{ {sub_selection} }}" if connection else sub_selection
+            selection.append(f"{name} {{ {inner_selection} }}")
+            notes.append(f"attribute {name!r}, " + (f"a connection, is read as its {holder} records" if connection
+                                                     else "one object, is read as a list of one record"))
             continue
         try:
             kind = _scalar(field.type, f"field {where}")

@@ -3,33 +3,32 @@
 The spec needs facts no document states outright, so each is inferred by a rule a person can
 check, and every inference is recorded as a note that the writer puts beside it:
 
-- **Entities** come from identifiers: a field named `<x>_id` / `<x>Id` refers to entity `x`,
-  and a field named `id` (or typed GraphQL `ID`) to the entity of the record it sits in, named
-  by its schema or type (`$ref` / type identity). The label comes from the identifier's
-  description ("identifier of the scholar") when it has one.
+- **Entities, keys and links** (soay/importers/entities.py): what each input identifies and
+  each record is about, from paths, schema names and identifiers; inputs renamed to the key
+  their entity's records carry, so a search result's `id` feeds `{movie_id}`.
 - **Kind**: an operation that requires an identifier looks up by id (`exact`); one that takes
-  free text and returns a list searches (`fuzzy`).
-- **Relation**: a lookup that returns a single record of its input's entity stays on it
-  (`self`), as does one returning plain values; one that returns a list of the same entity, or
-  records of another entity, moves (named after the operation: getCoauthors -> coauthor); nested
-  record lists move along their attribute (authors -> author).
+  text a person types (`query`, `q`, `name`, ... or a required free-text input) and returns a
+  list searches (`fuzzy`); one that requires neither is a list or record that starts solutions
+  by itself (`/movie/popular`), `exact` with no input to look up.
+- **Relation**: a lookup that returns its input's own record (or a page of it, or plain values)
+  stays on it (`self`); one that returns a related list or another entity moves, named after
+  the path's last segment (`/movie/{id}/similar` -> similar) or the operation (getCoauthors ->
+  coauthor); nested record lists move along their attribute (authors -> author).
 """
 
 from __future__ import annotations
 
-import re
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from soay.importers.drafts import DocumentDraft, FieldDraft, OperationDraft, ParamDraft
+from soay.importers.entities import Resolution, id_stem, links, resolve, shape_entity, strip_verb
 from soay.importers.errors import Problem, SpecImportError
+from soay.importers.paths import is_choice, singular
+from soay.importers.words import snake, words
 from soay.spec import ApiSpec
 
-_ID_NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z0-9]*?)_?(?:id|Id|ID)$")
-_LABEL = re.compile(r"\b(?:identifier|id|ID|key)\s+of\s+(?:the|a|an)\s+(?P<label>[A-Za-z][\w ]{0,40}?)\s*\.?$", re.I)
-_SHAPE_SUFFIXES = ("record", "records", "hit", "hits", "summary", "details", "detail", "response", "item", "result", "node", "type", "values")
-_LOOKUP_PREFIXES = ("get", "fetch", "read", "find", "list", "search", "lookup", "show", "query")
+__all__ = ["Inferred", "infer", "id_stem", "shape_entity", "singular", "snake"]
 
 
 @dataclass
@@ -44,7 +43,10 @@ class Inferred:
     """Per API name (and `entities`): what was inferred, in words."""
     bindings: dict[str, dict[str, Any]] = field(default_factory=dict)
     listers: list[dict[str, Any]] = field(default_factory=list)
+    """APIs that list records without any required input: where a live sampler can start."""
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    operation_count: int = 0
 
     def spec(self) -> ApiSpec:
         return ApiSpec.model_validate(
@@ -52,190 +54,143 @@ class Inferred:
         )
 
 
-def snake(name: str) -> str:
-    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
-    return re.sub(r"\W+", "_", s).strip("_").lower()
-
-
-def singular(word: str) -> str:
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
-
-
-def id_stem(name: str) -> str | None:
-    """`person_id` -> person, `petId` -> pet; None for names that are not identifiers."""
-    m = _ID_NAME.match(name)
-    return snake(m["stem"]) if m and name.lower() != "id" else None
-
-
-def shape_entity(shape: str | None) -> str | None:
-    """`PersonSummary` -> person: a schema or type name with presentation suffixes removed."""
-    if not shape:
-        return None
-    words = snake(shape).split("_")
-    while len(words) > 1 and words[-1] in _SHAPE_SUFFIXES:
-        words.pop()
-    if len(words) > 1 and words[0] in _LOOKUP_PREFIXES:
-        words.pop(0)
-    return singular("_".join(words)) or None
-
-
-class _Entities:
-    """Entity names, keys and labels, gathered from every identifier the document shows."""
-
-    def __init__(self) -> None:
-        self.keys: dict[str, str] = {}
-        self.labels: dict[str, str] = {}
-        self.why: dict[str, str] = {}
-        self.rename: dict[str, str] = {}
-
-    def see(self, stem: str, key: str, description: str, where: str) -> None:
-        self.keys.setdefault(stem, key)
-        self.why.setdefault(stem, f"key {key} ({where})")
-        m = _LABEL.search(description or "")
-        if m and stem not in self.labels:
-            self.labels[stem] = m["label"].strip().lower()
-
-    def finish(self) -> None:
-        """Name an abbreviated entity by its one-word label (pub_id, "the publication" -> publication)."""
-        for stem, label in self.labels.items():
-            if " " not in label and label != stem and label.startswith(stem) and label not in self.keys:
-                self.rename[stem] = label
-
-    def name(self, stem: str) -> str:
-        return self.rename.get(stem, stem)
-
-    def spec(self) -> dict[str, dict[str, str]]:
-        return {
-            self.name(stem): {"key": key, "label": self.labels.get(stem, stem.replace("_", " "))}
-            for stem, key in self.keys.items()
-        }
-
-
 def infer(draft: DocumentDraft, domain: str) -> Inferred:
-    entities = _Entities()
-    record_entity: dict[int, str | None] = {}
-    ops = draft.operations
-    # 1. the entity of every record shape, from its identifier fields
-    for op in ops + draft.listers:
-        _gather(op.fields, op.shape, op.name, entities, record_entity)
-    for op in ops:
-        for p in op.params:
-            stem = id_stem(p.name)
-            if stem:
-                entities.see(stem, p.name, p.description, f"parameter of {op.name}")
-            elif p.type == "id" or p.name == "id":
-                target = record_entity.get(id(op.fields)) or shape_entity(op.shape) or singular(snake(op.name))
-                entities.see(target, p.name, p.description, f"identifier parameter of {op.name}")
-    entities.finish()
-    result = Inferred(domain, draft.description or draft.title or domain, {}, [], problems=list(draft.problems))
-    result.notes["entities"] = [f"{entities.name(s)}: {w}" for s, w in entities.why.items()]
-    for op in ops:
-        api, notes = _api(op, entities, record_entity)
+    res = resolve(draft)
+    result = Inferred(domain, draft.description or draft.title or domain, {}, [], problems=list(draft.problems),
+                      warnings=list(draft.warnings), operation_count=draft.operation_count or len(draft.operations))
+    for op in draft.operations:
+        api, notes = _api(op, res)
         result.apis.append(api)
-        result.notes[op.name] = notes + op.notes
-        result.bindings[op.name] = op.binding
-    for op in draft.listers:
-        stem = record_entity.get(id(op.fields))
-        if stem:
-            result.listers.append({"name": op.name, "entity": entities.name(stem), **op.binding})
-    result.entities = entities.spec()
+        result.notes[op.name] = res.notes.get(op.name, []) + notes + op.notes
+        result.bindings[op.name] = _binding(op, res)
+        if api["returns"] == "records" and not any(p["required"] for p in api["params"]):
+            result.listers.append({"name": op.name, "entity": api["entity"], **{k: v for k, v in op.binding.items() if k in ("method", "path", "field")}})
+    result.entities = res.registry.spec()
+    result.notes["entities"] = [f"{res.registry.name(s)}: {w}" for s, w in res.registry.why.items()] + res.entity_notes
     if not result.apis:
         reasons = "; ".join(str(p) for p in result.problems[:10]) or "the document declares no operations"
         raise SpecImportError(f"no operation could be imported: {reasons}")
     return result
 
 
-def _gather(fields: list[FieldDraft], shape: str | None, op: str, entities: _Entities, out: dict[int, str | None]) -> None:
-    own = shape_entity(shape)
-    stems: list[tuple[str, FieldDraft]] = []
-    for f in fields:
-        stem = id_stem(f.name) or (own if (f.name == "id" or f.type == "id") and own else None)
-        if stem:
-            stems.append((stem, f))
-            entities.see(stem, f.name, f.description, f"{shape or op}.{f.name}")
-        if f.type == "records":
-            _gather(f.fields, f.shape, op, entities, out)
-    preferred = next((s for s, f in stems if own and (s == own or own.startswith(s))), None)
-    out[id(fields)] = preferred or (stems[0][0] if stems else None)
+def _binding(op: OperationDraft, res: Resolution) -> dict[str, Any]:
+    """The document's binding with inputs under their spec names (`names` maps them back)."""
+    binding = dict(op.binding)
+    if "params" not in binding:
+        if renamed := res.attribute_names.get(id(op.fields)):
+            binding["fields"] = {spec: answer for answer, spec in renamed.items()}
+        return binding
+    params: dict[str, str] = {}
+    names: dict[str, str] = {}
+    for p in op.params:
+        spec_name = res.spec_names.get((op.name, p.name), p.name)
+        params[spec_name] = binding["params"].get(p.name, p.location)
+        if spec_name != p.sent_as:
+            names[spec_name] = p.sent_as
+    binding["params"] = params
+    binding.pop("names", None)
+    if names:
+        binding["names"] = names
+    if renamed := res.attribute_names.get(id(op.fields)):
+        binding["fields"] = {spec: answer for answer, spec in renamed.items()}
+    return binding
 
 
-def _ref_type(f: FieldDraft | ParamDraft, own: str | None, entities: _Entities) -> str | None:
-    stem = id_stem(f.name)
-    if stem:
-        return "ref:" + entities.name(stem)
-    if (f.name == "id" or f.type == "id") and own:
-        return "ref:" + entities.name(own)
-    return None
-
-
-def _attributes(fields: list[FieldDraft], own: str | None, entities: _Entities, record_entity: dict[int, str | None]) -> list[dict[str, Any]]:
+def _attributes(fields: list[FieldDraft], own: str | None, res: Resolution) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
+    renamed = res.attribute_names.get(id(fields), {})
     for f in fields:
-        entry: dict[str, Any] = {"name": f.name}
+        entry: dict[str, Any] = {"name": renamed.get(f.name, f.name)}
         if f.type == "records":
             entry["type"] = "records"
             entry["description"] = f.description
             entry["relation"] = singular(snake(f.name))
-            entry["attributes"] = _attributes(f.fields, record_entity.get(id(f.fields)) or shape_entity(f.shape), entities, record_entity)
+            entry["attributes"] = _attributes(f.fields, res.own(f.fields), res)
             out.append(entry)
             continue
-        entry["type"] = _ref_type(f, own, entities) or ("str" if f.type == "id" else f.type)
+        ref = res.ref_of(f, own)
+        entry["type"] = f"ref:{res.registry.name(ref)}" if ref else ("str" if f.type == "id" else f.type)
         entry["description"] = f.description
         out.append(entry)
     return out
 
 
-def _api(op: OperationDraft, entities: _Entities, record_entity: dict[int, str | None]) -> tuple[dict[str, Any], list[str]]:
+def _is_search_text(p: ParamDraft) -> bool:
+    return snake(p.sent_as) in words().search_params and p.type in ("str", "list[str]") and not p.enum
+
+
+def _is_free_text(p: ParamDraft, entity: str | None) -> bool:
+    return p.type == "str" and entity is None and not p.enum and not is_choice(p.sent_as, False, p.type)
+
+
+def _kind(op: OperationDraft, refs: list[tuple[ParamDraft, str]], res: Resolution) -> tuple[str, str]:
+    """exact or fuzzy, and the note that says why."""
+    required = [(p, e) for p, e in refs if p.required]
+    if required:
+        return "exact", f"kind exact: looks up by id ({', '.join(p.name for p, _ in required)})"
+    if refs:  # optional identifiers of a lookup that requires nothing (links() says which)
+        return "exact", f"kind exact: looks up by id ({' or '.join(p.name for p, _ in refs)}, either)"
+    entities = {p.name: e for p, e in refs}
+    searched = [p.name for p in op.params if _is_search_text(p)]
+    typed = [p.name for p in op.params if p.required and _is_free_text(p, entities.get(p.name))]
+    if op.returns == "records" and (searched or typed):
+        return "fuzzy", f"kind fuzzy: searches by free text ({', '.join(searched or typed)}) and returns candidates"
+    what = "a list" if op.returns == "records" else ("values" if op.returns == "values" else "a record")
+    needs = [p.name for p in op.params if p.required]
+    given = f"; it needs only {', '.join(needs)}, a choice" if needs else ""
+    return "exact", f"kind exact: a head that takes no identifier and returns {what} by itself{given}"
+
+
+def _relation(op: OperationDraft, entity: str, input_entity: str | None, res: Resolution) -> str:
+    if input_entity is None:
+        return "self"
+    shape = res.paths.get(op.name)
+    if input_entity == entity and (op.returns == "record" or (shape is not None and shape.ends_with_entity_param)):
+        return "self"
+    if shape is not None and shape.last_entity_param is not None:
+        tail = [t for t in shape.tail_words() if t not in words().list_segments] or shape.tail_words()
+        if tail:
+            return tail[-1]
+    return singular(snake(strip_verb(op.name))) or "related"
+
+
+def _api(op: OperationDraft, res: Resolution) -> tuple[dict[str, Any], list[str]]:
     notes: list[str] = []
-    own = record_entity.get(id(op.fields))
-    if own is None and op.returns != "values":
-        own = shape_entity(op.shape)
+    own = res.own(op.fields) if op.returns != "values" else None
     params: list[dict[str, Any]] = []
-    ref_params: list[tuple[ParamDraft, str]] = []
+    refs: list[tuple[ParamDraft, str]] = []
     for p in op.params:
-        ref = _ref_type(p, own if p.name == "id" or p.type == "id" else None, entities)
-        if ref:
-            ref_params.append((p, ref[4:]))
-            notes.append(f"parameter {p.name} refers to {ref[4:]} ({'id-like name' if id_stem(p.name) else 'identifier type'})")
-        params.append({"name": p.name, "type": ref or ("str" if p.type == "id" else p.type), "required": p.required, "description": p.description})
-    required_refs = [(p, e) for p, e in ref_params if p.required]
-    texts = [p for p in op.params if p.type == "str" and not id_stem(p.name)]
-    if required_refs:
-        kind = "exact"
-        notes.append(f"kind exact: looks up by id ({', '.join(p.name for p, _ in required_refs)})")
-    elif texts and op.returns == "records":
-        kind = "fuzzy"
-        notes.append(f"kind fuzzy: searches by free text ({', '.join(p.name for p in texts)}) and returns candidates")
-    else:
-        kind = "exact"
-        notes.append("kind exact: takes neither an identifier nor free text to search by; review")
-    input_entity = required_refs[0][1] if required_refs else None
+        entity = res.param_entity.get((op.name, p.name))
+        name = res.spec_names.get((op.name, p.name), p.name)
+        if entity and not links(op, p):
+            notes.append(f"parameter {p.name} filters by {entity.replace('_', ' ')}: a plain value, not a link (only required identifiers link)")
+            entity = None
+        if entity:
+            refs.append((p, entity))
+        typ = f"ref:{res.registry.name(entity)}" if entity else ("str" if p.type == "id" else p.type)
+        params.append({"name": name, "type": typ, "required": p.required, "description": _param_description(p)})
+    kind, why = _kind(op, refs, res)
+    notes.append(why)
+    required_refs = [e for p, e in refs if p.required] or [e for _, e in refs]
+    input_entity = _input_entity(op, required_refs, own, res)
+    if kind == "exact" and len(required_refs) > 1:
+        notes.append(f"needs {len(required_refs)} identifiers; a solution feeds it only one of them: review")
     if op.returns == "values":
-        entity = input_entity or singular(snake(_strip_verb(op.name)))
-        if input_entity is None:
-            entities.see(entity, "", "", f"values of {op.name} without an identifier")
+        stem = input_entity or singular(snake(strip_verb(op.name)))
+        if input_entity is None and stem not in res.registry.keys:
+            res.registry.see(stem, "", "", f"values of {op.name} without an identifier")
+        entity = res.registry.name(stem)
         relation = "self"
-        name = op.values_name if op.values_name and op.values_name.isidentifier() else snake(_strip_verb(op.name)) or "values"
+        name = op.values_name if op.values_name and op.values_name.isidentifier() else snake(strip_verb(op.name)) or "values"
         attributes = [{"name": name, "type": "list[str]", "description": op.description}]
         notes.append(f"returns plain values, named {name!r}" + (" (the schema's title)" if name == op.values_name else ""))
     else:
-        entity = entities.name(own) if own else singular(snake(_strip_verb(op.name)))
-        if own is None:
-            entities.see(entity, "", "", f"records of {op.name} without an identifier")
-            notes.append(f"its records carry no identifier; entity {entity!r} named after the operation")
-        attributes = _attributes(op.fields, own, entities, record_entity)
-        if kind == "fuzzy":
-            relation = "search"
-        elif input_entity == entity and op.returns == "record":
-            relation = "self"
-        elif input_entity is None:
-            relation = "self"
-        else:
-            relation = singular(snake(_strip_verb(op.name))) or "related"
+        stem = own or singular(snake(strip_verb(op.name)))
+        if stem not in res.registry.keys:
+            res.registry.see(stem, "", "", f"records of {op.name} without an identifier")
+        entity = res.registry.name(stem)
+        attributes = _attributes(op.fields, own, res)
+        relation = "search" if kind == "fuzzy" else _relation(op, stem, input_entity, res)
         notes.append(f"returns {op.returns} of {entity}; relation {relation}")
     if not op.description:
         notes.append("no description in the document; the API name stands in")
@@ -252,9 +207,20 @@ def _api(op: OperationDraft, entities: _Entities, record_entity: dict[int, str |
     return api, notes
 
 
-def _strip_verb(name: str) -> str:
-    s = snake(name)
-    for prefix in _LOOKUP_PREFIXES:
-        if s.startswith(prefix + "_"):
-            return s[len(prefix) + 1 :]
-    return s
+def _input_entity(op: OperationDraft, required: list[str], own: str | None, res: Resolution) -> str | None:
+    """The entity an operation is a lookup of: its records' own when it takes theirs, else the
+    last one its path names (`/countries/{countryId}/regions/{regionCode}` is about the region)."""
+    if not required:
+        return None
+    if own in required:
+        return own
+    shape = res.paths.get(op.name)
+    last = shape.last_entity_param if shape is not None else None
+    return shape.param_entities[last] if last is not None and shape.param_entities[last] in required else required[0]
+
+
+def _param_description(p: ParamDraft) -> str:
+    if p.enum and p.enum[0] not in p.description:
+        shown = ", ".join(p.enum[:8]) + (", ..." if len(p.enum) > 8 else "")
+        return f"{p.description} (one of: {shown})".strip()
+    return p.description

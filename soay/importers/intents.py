@@ -12,6 +12,7 @@ already answers is dropped. The result is meant for a person to review and impro
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,18 @@ import yaml
 
 from soay.combinations import LANGUAGES, Combination, CombinationSet
 from soay.importers.infer import singular, snake
+from soay.importers.words import words
 from soay.solutions import Solution, SolutionLibrary
 from soay.spec import Api, ApiSpec, Attribute
 
 PHRASINGS = yaml.safe_load((Path(__file__).with_name("phrasings.yaml")).read_text(encoding="utf-8"))
 MAX_VALUE_ANSWERS = 3
 """Record attributes asked about per solution: enough variety without one solution dominating."""
+MAX_SOLUTIONS_PER_HEAD = 40
+"""Solutions per search that get generated questions, shortest first: a search in a large API
+(openFEC) starts thousands of 3-hop solutions, more than a person could review."""
+MAX_HEAD_INPUTS = 3
+"""Head inputs a question gives at most (the search text first)."""
 _MARK = "\x00"
 _NUMERIC = ("int", "float")
 _SCALAR = ("str", "int", "float", "list[str]")
@@ -35,16 +42,22 @@ def generate_intents(spec: ApiSpec, library: SolutionLibrary) -> tuple[list[dict
     combinations: list[dict[str, Any]] = []
     notes: list[str] = []
     ids: set[str] = set()
+    asked: Counter[str] = Counter()
+    skipped: Counter[str] = Counter()
     for solution in library:
         head = spec.api(solution.head)
         if head.kind != "fuzzy":
-            notes.append(f"{solution}: starts with a lookup by id, which no question gives; no combination")
+            notes.append(f"{solution}: {_why_no_question(spec, head)}; no combination")
             continue
         sources = head_input_sources(head)
         if not sources:
             notes.append(f"{solution}: no input of {head.name} can be read back from its results; no combination")
             continue
-        inputs = list(sources)
+        if asked[head.name] >= MAX_SOLUTIONS_PER_HEAD:
+            skipped[head.name] += 1
+            continue
+        asked[head.name] += 1
+        inputs = _head_inputs(head, sources)
         if solution.hops == 1:  # ask about the rest of what the search returns, given what a person knows
             inputs = [p.name for p in head.params if p.required and p.name in sources] or inputs[:1]
         kept = 0
@@ -63,30 +76,62 @@ def generate_intents(spec: ApiSpec, library: SolutionLibrary) -> tuple[list[dict
             values += candidate["answer"]["op"] == "value"
         if not kept:
             notes.append(f"{solution}: no question left after the concise check")
+    for head, count in skipped.items():
+        notes.append(f"{count} longer solutions starting with {head} get no generated questions "
+                     f"(at most {MAX_SOLUTIONS_PER_HEAD} per head, shortest first; write more by hand)")
     return combinations, notes
+
+
+def _head_inputs(head: Api, sources: dict[str, str]) -> list[str]:
+    """What the questions give: the text a person searches with first (`query`, `name`), then the
+    required inputs, then the rest; a few, because a search in the wild takes dozens of filters."""
+    searched = [p.name for p in head.params if p.name in sources and snake(p.name) in words().search_params]
+    required = [p.name for p in head.params if p.name in sources and p.required and p.name not in searched]
+    rest = [name for name in sources if name not in searched and name not in required]
+    return (searched + required + rest)[:MAX_HEAD_INPUTS]
+
+
+def _why_no_question(spec: ApiSpec, head: Api) -> str:
+    """Why a solution gets no generated question: what its head takes is no text a person types."""
+    if any(p.required and p.ref for p in head.params):
+        if all(p.ref and spec.entities[p.ref].typed for p in head.params if p.required):
+            return (f"starts with {head.name}, a lookup by a key a person types; questions that give the key are "
+                    "not generated yet")
+        return "starts with a lookup by id, which no question gives"
+    return (f"starts with {head.name}, which takes no text a person types (a list or record by itself); "
+            "a question over it gives no input, which combinations cannot express yet")
 
 
 def head_input_sources(head: Api) -> dict[str, str]:
     """Search parameters whose value can be read off the search's own result, and from which attribute.
 
     `title` from the attribute `title`, `interest` from the first of `interests`; a required
-    free-text parameter with no attribute of its name (`publication_info`) is filled with the
-    record's first text attribute (its title or name). A parameter none of these fits could not
-    be filled from a sampled entity and is left out of the questions. The live environment reads
-    head inputs with the same rule, so the questions and their values agree.
+    free-text parameter or a search parameter (`query`, `q`, words.yaml) with no attribute of its
+    name (`publication_info`) is filled with the record's name: its first attribute named like
+    one (title, name, login...), else its first text attribute. A parameter none of these fits
+    could not be filled from a sampled entity and is left out of the questions. The live
+    environment reads head inputs with the same rule, so the questions and their values agree.
     """
     names = {a.name: a for a in head.attributes}
-    texts = [a.name for a in head.attributes if a.type == "str" and not a.ref]
+    texts = _name_attributes(head)
     out: dict[str, str] = {}
     for p in head.params:
         if p.ref:
             continue
         attr = names.get(p.name) or names.get(p.name + "s")
+        searched = snake(p.name) in words().search_params and p.type in ("str", "list[str]")
         if attr is not None and attr.type in _SCALAR + ("bool",):
             out[p.name] = attr.name
-        elif p.required and p.type == "str" and texts and texts[0] not in out.values():
+        elif (searched or (p.required and p.type == "str")) and texts and texts[0] not in out.values():
             out[p.name] = texts[0]
     return out
+
+
+def _name_attributes(head: Api) -> list[str]:
+    """Text attributes of a search's records, those that name a record (words.yaml) first."""
+    texts = [a.name for a in head.attributes if a.type == "str" and not a.ref]
+    preferred = [h for h in words().headings if h in texts]
+    return preferred + [t for t in texts if t not in preferred]
 
 
 def _candidates(spec: ApiSpec, solution: Solution, inputs: list[str], sources: dict[str, str]) -> list[dict[str, Any]]:

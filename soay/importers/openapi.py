@@ -1,79 +1,92 @@
-"""OpenAPI 3.0 / 3.1 documents as operation drafts.
+"""OpenAPI 3.0 / 3.1 and Swagger 2.0 documents as operation drafts.
 
 Parsing and `$ref` resolution are the well-kept libraries' job: openapi-spec-validator checks the
 document against the OpenAPI schema, jsonschema-path walks it and follows `$ref`s (local and to
-other files). What this module adds is the reading: which operation is a read, what it takes
-(path, query and JSON body parameters) and what it returns (the 2xx JSON response schema),
-keeping the name of every `$ref`'d schema, since schema identity is what tells the entities apart.
+other files). Swagger 2.0 is first rewritten into 3.0 shape (soay/importers/swagger.py). What this
+module adds is the reading: which operation is a read, what it takes (path, query and JSON body
+parameters) and what it returns (the 2xx JSON response schema, a paged envelope unwrapped to its
+records), keeping the name of every `$ref`'d schema, since schema identity is what tells the
+entities apart.
+
+Documents in the wild are rarely valid to the letter: a schema keyword the validator does not
+know (`cache`), a `null` default. The validator's findings are therefore warnings that name the
+operation and the defect; an operation is left out only when it cannot be read at all, and then
+it is listed with the reason.
 """
 
 from __future__ import annotations
 
 import keyword
 import re
+from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from jsonschema_path import SchemaPath
-from openapi_spec_validator import OpenAPIV30SpecValidator, OpenAPIV31SpecValidator
+from openapi_spec_validator import OpenAPIV2SpecValidator, OpenAPIV30SpecValidator, OpenAPIV31SpecValidator
 from referencing.exceptions import Unresolvable
 
-from soay.importers.drafts import DocumentDraft, FieldDraft, OperationDraft, ParamDraft, ScalarKind
+from soay.importers.drafts import DocumentDraft, FieldDraft, OperationDraft, ParamDraft, ScalarKind, nested_binding
 from soay.importers.errors import Problem, SpecImportError
+from soay.importers.security import operation_auth, read_schemes, secret_params
 from soay.importers.source import Document
+from soay.importers.swagger import is_swagger2, to_openapi3
+from soay.importers.words import snake, words
 
 READ_METHODS = ("get", "post")
 WRITE_METHODS = ("put", "patch", "delete")
 _SCALARS: dict[str, ScalarKind] = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
 MAX_DEPTH = 2
 """Records nest one level (a publication's authors), as the spec does."""
+MAX_WARNINGS_PER_MESSAGE = 3
+"""A defect repeated over hundreds of schemas is named a few times, then counted."""
 
 
 def read_openapi(doc: Document) -> DocumentDraft:
-    """Every read operation of the document as a draft; the others as problems."""
-    content: dict[str, Any] = doc.content
-    version = str(content.get("openapi", ""))
-    if not version.startswith(("3.0", "3.1")):
-        raise SpecImportError(f"{doc.origin}: OpenAPI {version or '(no version)'} is not supported (3.0 and 3.1 are)")
+    """Every read operation of the document as a draft; the others as problems, each with its reason."""
+    original: dict[str, Any] = doc.content
+    swagger = is_swagger2(original)
+    content = to_openapi3(original) if swagger else original
+    version = str(original.get("swagger" if swagger else "openapi", ""))
+    kind = f"Swagger {version}" if swagger else f"OpenAPI {version}"
+    if not swagger and not version.startswith(("3.0", "3.1")):
+        raise SpecImportError(f"{doc.origin}: OpenAPI {version or '(no version)'} is not supported (3.0, 3.1 and Swagger 2.0 are)")
     if not isinstance(content.get("paths"), dict) or not content["paths"]:
-        raise SpecImportError(f"{doc.origin}: the OpenAPI document has no paths, so no operations to import")
+        raise SpecImportError(f"{doc.origin}: the {kind} document has no paths, so no operations to import")
     root = SchemaPath.from_dict(content, base_uri=doc.base_uri)
-    _check_refs(content, root, doc.origin)
-    problems = _validate(content, doc)
-    broken = {p.operation for p in problems}
+    broken, ref_warnings = _broken_refs(content, root)
+    schemes, scheme_notes = read_schemes(content)
     info = content.get("info") or {}
     draft = DocumentDraft(
         protocol="openapi",
         title=str(info.get("title") or ""),
-        description=str(info.get("description") or info.get("title") or ""),
+        description=" ".join(str(info.get("description") or info.get("title") or "").split())[:2000],
         operations=[],
-        problems=problems,
-        transport={"servers": [s.get("url") for s in content.get("servers") or [] if isinstance(s, dict)]},
+        problems=[],
+        transport={"servers": [s.get("url") for s in content.get("servers") or [] if isinstance(s, dict)], "auth": schemes},
+        warnings=_validate(original, doc, swagger) + ref_warnings + [Problem("(security)", n) for n in scheme_notes],
     )
+    rpc = not any("get" in (item or {}) for item in content["paths"].values() if isinstance(item, dict))
+    reader = _Reader(root, secret_params(schemes), schemes)
     names: set[str] = set()
     for path, method, op in _operations(root):
+        draft.operation_count += 1
         label = f"{method.upper()} {path}"
-        if label in broken:
-            continue
-        name = _unique(_operation_name(_val(op, "operationId", None), method, path), names)
+        name = _unique(_operation_name(_val(op, "operationId", None), method, path, names), names)
         where = f"{name} ({label})"
-        if method in WRITE_METHODS:
-            draft.problems.append(Problem(where, f"{method.upper()} changes data; only reads (GET, POST) become APIs"))
+        reason = broken.get(label) or broken.get(path) or _not_a_read(method, name, path, rpc)
+        if reason:
+            draft.problems.append(Problem(where, reason))
             continue
         try:
-            operation = _operation(root, path, method, op, name)
+            draft.operations.append(reader.operation(path, method, op, name))
         except _Unsupported as e:
             draft.problems.append(Problem(where, str(e)))
-            continue
         except Unresolvable as e:
-            raise SpecImportError(f"{doc.origin}: {where}: broken $ref ({e})") from None
-        if operation.params:
-            draft.operations.append(operation)
-        elif operation.returns == "records":
-            draft.listers.append(operation)
-            draft.problems.append(Problem(where, "takes no input, so it is no API of the spec; kept to sample head entities"))
-        else:
-            draft.problems.append(Problem(where, "takes no input and returns no list: nothing a question could start from"))
+            draft.problems.append(Problem(where, f"broken $ref ({e})"))
+        except Exception as e:  # noqa: BLE001 - a malformed schema must cost this operation, never the import
+            draft.problems.append(Problem(where, f"cannot be read ({type(e).__name__}: {e})"))
     return draft
 
 
@@ -81,18 +94,55 @@ class _Unsupported(Exception):
     """This operation uses something the spec cannot express; the message says what."""
 
 
-def _check_refs(content: Any, root: SchemaPath, origin: str) -> None:
-    """Fail on the first `$ref` that points nowhere, naming where it is."""
+def _not_a_read(method: str, name: str, path: str, rpc: bool) -> str | None:
+    """Why an operation is no read, or None. A POST reads when the API is RPC-style (no GET at
+    all) or its name says it reads (`searchDocuments`, `/api/getCoauthors`)."""
+    if method in WRITE_METHODS:
+        return f"{method.upper()} changes data; only reads become APIs"
+    if method == "post" and not rpc:
+        last = snake(path.rstrip("/").rsplit("/", 1)[-1])
+        if not any(snake(name).startswith(v) or last.startswith(v) for v in words().read_verbs):
+            return "POST that creates or changes data (its name says no read); only reads become APIs"
+    return None
+
+
+# ----------------------------------------------------------------------------- the document
+
+
+def _broken_refs(content: Any, root: SchemaPath) -> tuple[dict[str, str], list[Problem]]:
+    """`$ref`s that point nowhere: those under an operation cost that operation (keyed by
+    `METHOD path`, or by path for a path item's), the others are warnings."""
+    broken: dict[str, str] = {}
+    warnings: list[Problem] = []
     for location, ref in _refs(content, ()):
         node = root.joinpath(*location) if location else root
         try:
             with node.resolve():
                 pass
         except Unresolvable as e:
-            where = "/".join(map(str, location)) or "/"
-            raise SpecImportError(f"{origin}: broken $ref {ref!r} at {where} ({type(e).__name__})") from None
+            reason = f"broken $ref {ref!r} at {_where(location)} ({type(e).__name__})"
         except Exception as e:  # noqa: BLE001 - a retrieval failure (missing file) reads the same to a person
-            raise SpecImportError(f"{origin}: $ref {ref!r} at {'/'.join(map(str, location))} cannot be read ({e})") from None
+            reason = f"$ref {ref!r} at {_where(location)} cannot be read ({e})"
+        else:
+            continue
+        key = _operation_key(location)
+        if key is None:
+            warnings.append(Problem("(document)", reason))
+        else:
+            broken.setdefault(key, reason)
+    return broken, warnings
+
+
+def _where(location: tuple[str | int, ...]) -> str:
+    return "/".join(map(str, location)) or "/"
+
+
+def _operation_key(location: tuple[str | int, ...]) -> str | None:
+    if len(location) >= 2 and location[0] == "paths":
+        if len(location) >= 3 and location[2] in READ_METHODS + WRITE_METHODS:
+            return f"{str(location[2]).upper()} {location[1]}"
+        return str(location[1])
+    return None
 
 
 def _refs(value: Any, location: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], str]]:
@@ -110,49 +160,141 @@ def _refs(value: Any, location: tuple[str | int, ...]) -> Iterator[tuple[tuple[s
             yield from _refs(item, location + (i,))
 
 
-def _validate(content: dict[str, Any], doc: Document) -> list[Problem]:
-    """Schema violations, each pinned to its operation (which is then skipped).
+def _validate(content: dict[str, Any], doc: Document, swagger: bool) -> list[Problem]:
+    """The validator's findings as warnings, each pinned to its operation where it has one.
 
-    A violation outside any operation (info, components) is reported but does not stop the
-    import: what matters for the spec is the operations.
+    A finding does not stop the operation: what the importer cannot read it reports itself,
+    with a reason; what it can read despite the defect it reads. The same defect repeated over
+    many places is named a few times and then counted.
     """
-    validator_cls = OpenAPIV31SpecValidator if str(content["openapi"]).startswith("3.1") else OpenAPIV30SpecValidator
-    problems: list[Problem] = []
+    if swagger:
+        validator_cls: type = OpenAPIV2SpecValidator
+    else:
+        validator_cls = OpenAPIV31SpecValidator if str(content["openapi"]).startswith("3.1") else OpenAPIV30SpecValidator
+    causes = _Causes(content, swagger)
+    warnings: list[Problem] = []
     try:
         errors = list(validator_cls(content, base_uri=doc.base_uri).iter_errors())
     except Exception as e:  # noqa: BLE001 - the validator itself failing must not stop an import
-        return [Problem("(document)", f"the OpenAPI validator could not check it ({type(e).__name__}: {e})")]
-    seen: set[str] = set()
+        warnings.append(Problem("(document)", _short(f"the OpenAPI validator stopped ({type(e).__name__}: {e}); "
+                                                      "the document was checked against the OpenAPI schema alone")))
+        errors = causes.plain()
+    seen: set[tuple[str, str]] = set()
+    per_message: Counter[str] = Counter()
     for error in errors:
+        error = causes.of(error)
         parts = [str(p) for p in getattr(error, "absolute_path", [])]
-        message = str(getattr(error, "message", error)).splitlines()[0]
-        if len(parts) >= 3 and parts[0] == "paths" and parts[2] in READ_METHODS + WRITE_METHODS:
-            label = f"{parts[2].upper()} {parts[1]}"
-        else:
-            label = "(document)" if not parts else "/".join(parts[:3])
+        message = _short(str(getattr(error, "message", error)).splitlines()[0])
+        label = _error_label(parts)
         if (label, message) in seen:
             continue
-        seen.add((label, message))  # type: ignore[arg-type]
-        problems.append(Problem(label, f"invalid OpenAPI: {message}"))
-    return problems
+        seen.add((label, message))
+        per_message[message] += 1
+        if per_message[message] <= MAX_WARNINGS_PER_MESSAGE:
+            at = "/".join(parts[3:]) if label.startswith(tuple(m.upper() for m in READ_METHODS + WRITE_METHODS)) else "/".join(parts)
+            warnings.append(Problem(label, f"schema defect read past: {message}" + (f" (at {at})" if at else "")))
+    for message, count in per_message.items():
+        if count > MAX_WARNINGS_PER_MESSAGE:
+            warnings.append(Problem("(document)", f"schema defect read past in {count - MAX_WARNINGS_PER_MESSAGE} more places: {message}"))
+    return warnings
+
+
+class _Causes:
+    """What a "not valid under any of the given schemas" finding is about.
+
+    openapi-spec-validator reports a defective schema object as its whole response failing a
+    `oneOf`, without the sub-errors; the plain JSON-schema check of the document against the
+    same OpenAPI meta-schema keeps them, and its deepest one names the defect ("'cache' does not
+    match any of the regexes: '^x-'"). Run once, and only when such a finding comes up.
+    """
+
+    def __init__(self, content: dict[str, Any], swagger: bool) -> None:
+        self.content = content
+        self.swagger = swagger
+        self._leaves: list[Any] | None = None
+        self._deepest: list[Any] = []
+
+    def of(self, error: Any) -> Any:
+        message = str(getattr(error, "message", ""))
+        if "is not valid under any of the" not in message:
+            return error
+        at = tuple(map(str, getattr(error, "absolute_path", ())))
+        under = [leaf for leaf in self.leaves() if tuple(map(str, leaf.absolute_path))[: len(at)] == at]
+        if not under:
+            return error
+        return max(under, key=lambda leaf: (len(leaf.absolute_path), leaf.validator != "required"))
+
+    def plain(self) -> list[Any]:
+        """The document's defects by the meta-schema alone, each by its deepest cause (for when
+        the OpenAPI validator cannot run, e.g. on a broken `$ref`)."""
+        self.leaves()
+        return list(self._deepest)
+
+    def leaves(self) -> list[Any]:
+        if self._leaves is None:
+            self._leaves, self._deepest = [], []
+            try:
+                for error in self._validator().iter_errors(self.content):
+                    found = _leaves(error)
+                    self._leaves.extend(found)
+                    self._deepest.append(max(found, key=lambda leaf: (len(leaf.absolute_path), leaf.validator != "required")))
+            except Exception:  # noqa: BLE001 - a better message is a nicety; the finding stands without it
+                pass
+        return self._leaves
+
+    def _validator(self) -> Any:
+        from jsonschema import Draft4Validator, Draft202012Validator
+        from openapi_spec_validator.schemas import schema_v2, schema_v30, schema_v31
+
+        if self.swagger:
+            return Draft4Validator(schema_v2)
+        if str(self.content.get("openapi", "")).startswith("3.1"):
+            return Draft202012Validator(schema_v31)
+        return Draft4Validator(schema_v30)
+
+
+def _leaves(error: Any) -> list[Any]:
+    if not getattr(error, "context", None):
+        return [error]
+    return [leaf for sub in error.context for leaf in _leaves(sub)]
+
+
+def _short(message: str, limit: int = 200) -> str:
+    """A message whose instance repr runs long keeps its head and its reason."""
+    if len(message) <= limit:
+        return message
+    return message[: limit // 2] + " ... " + message[-limit // 2 :]
+
+
+def _error_label(parts: list[str]) -> str:
+    if len(parts) >= 3 and parts[0] == "paths" and parts[2] in READ_METHODS + WRITE_METHODS:
+        return f"{parts[2].upper()} {parts[1]}"
+    return "(document)" if not parts else "/".join(parts[:3])
 
 
 def _operations(root: SchemaPath) -> Iterator[tuple[str, str, SchemaPath]]:
     paths = root / "paths"
     for path in paths.keys():
         item = paths / path
+        if not isinstance(item.read_value(), dict):
+            continue
         for method in READ_METHODS + WRITE_METHODS:
             if method in item.keys():
                 yield str(path), method, item / method
 
 
-def _operation_name(operation_id: Any, method: str, path: str) -> str:
-    """The operationId made a Python identifier, or one built from the method and path."""
+def _operation_name(operation_id: Any, method: str, path: str, taken: set[str]) -> str:
+    """The operationId made a Python identifier, or one built from the method and the path's
+    literal segments (`GET /movie/{movie_id}/credits` -> getMovieCredits)."""
     if isinstance(operation_id, str) and operation_id.strip():
         name = re.sub(r"\W+", "_", operation_id.strip()).strip("_")
     else:
-        words = [w for w in re.split(r"[/{}\-_.]+", path) if w]
-        name = method + "".join(w[:1].upper() + w[1:] for w in words)
+        literals = [w for w in path.split("/") if w and not w.startswith("{")]
+        words_ = [w for part in literals for w in re.split(r"[\-_.]+", part) if w]
+        name = method + "".join(w[:1].upper() + w[1:] for w in words_)
+        params = re.findall(r"\{([^}]+)\}", path)
+        if name in taken and params:
+            name += "By" + "".join(w[:1].upper() + w[1:] for w in re.split(r"[\-_.]+", params[-1]) if w)
     if not name or name[0].isdigit() or keyword.iskeyword(name):
         name = f"op_{name}"
     return name
@@ -180,47 +322,130 @@ def _text(node: SchemaPath, *keys: str) -> str:
     return ""
 
 
-def _operation(root: SchemaPath, path: str, method: str, op: SchemaPath, name: str) -> OperationDraft:
-    notes: list[str] = []
-    params = _parameters(root / "paths" / path, op, notes)
-    params += _body(op, notes, taken={p.name for p in params})
-    returns, fields, shape, values_name = _response(op, notes)
-    return OperationDraft(
-        name=name,
-        description=_text(op, "description", "summary"),
-        params=params,
-        returns=returns,
-        fields=fields,
-        shape=shape,
-        values_name=values_name,
-        binding={"method": method.upper(), "path": path, "params": {p.name: p.location for p in params}},
-        notes=notes,
-    )
+def identifier(name: str) -> str:
+    """A parameter name generated code can pass by keyword: `with-genres` -> with_genres,
+    `filter[name]` -> filter_name, `from` -> from_."""
+    s = re.sub(r"\W+", "_", name).strip("_")
+    if not s:
+        raise _Unsupported(f"{name!r} has no letters to name a Python argument by")
+    if s[0].isdigit():
+        s = f"p_{s}"
+    return f"{s}_" if keyword.iskeyword(s) else s
 
 
-def _parameters(item: SchemaPath, op: SchemaPath, notes: list[str]) -> list[ParamDraft]:
-    declared: dict[tuple[str, str], SchemaPath] = {}
-    for owner in (item, op):  # operation-level parameters override path-level ones
-        if "parameters" in owner.keys():
-            for p in owner / "parameters":
-                declared[(str(_val(p, "name", "")), str(_val(p, "in", "")))] = p
-    params: list[ParamDraft] = []
-    for (pname, location), p in declared.items():
-        required = bool(_val(p, "required", False)) or location == "path"
-        try:
-            if location not in ("path", "query"):
-                raise _Unsupported(f"{location} parameter {pname!r} (only path, query and JSON body inputs are supported)")
-            _check_identifier(pname)
-            if "schema" not in p.keys():
-                raise _Unsupported(f"parameter {pname!r} has no schema")
-            typ = _scalar(p / "schema", f"parameter {pname!r}")
-        except _Unsupported as e:
-            if required:
-                raise
-            notes.append(f"optional input left out: {e}")
-            continue
-        params.append(ParamDraft(pname, typ, required, _text(p, "description"), location))
-    return params
+# ----------------------------------------------------------------------------- one operation
+
+
+@dataclass
+class _Returned:
+    returns: str
+    fields: list[FieldDraft]
+    shape: str | None
+    values_name: str | None = None
+    unwrap: str | None = None
+    """The envelope property the records are read from (`results`), when the answer is a page."""
+
+
+class _Reader:
+    """Reads operations of one document; knows which parameters its security schemes fill."""
+
+    def __init__(self, root: SchemaPath, secrets: set[tuple[str, str]], schemes: list[dict[str, Any]]) -> None:
+        self.root = root
+        self.secrets = secrets
+        self.schemes = schemes
+
+    def operation(self, path: str, method: str, op: SchemaPath, name: str) -> OperationDraft:
+        notes: list[str] = []
+        headers: dict[str, str] = {}
+        params = self._parameters(self.root / "paths" / path, op, notes, headers)
+        params += _body(op, notes, taken={p.name for p in params})
+        returned = _response(op, notes)
+        binding: dict[str, Any] = {"method": method.upper(), "path": path, "params": {p.name: p.location for p in params}}
+        names = {p.name: p.doc_name for p in params if p.doc_name and p.doc_name != p.name}
+        if names:
+            binding["names"] = names
+        if returned.unwrap:
+            binding["unwrap"] = returned.unwrap
+        if nested := nested_binding(returned.fields):
+            binding["nested"] = nested
+        if headers:
+            binding["headers"] = headers
+        auth = operation_auth(_val(op, "security", None), self.schemes)
+        if auth is not None:
+            binding["auth"] = auth
+        return OperationDraft(
+            name=name,
+            description=_text(op, "description", "summary"),
+            params=params,
+            returns=returned.returns,  # type: ignore[arg-type]
+            fields=returned.fields,
+            shape=returned.shape,
+            values_name=returned.values_name,
+            binding=binding,
+            notes=notes,
+            path=path,
+        )
+
+    def _parameters(self, item: SchemaPath, op: SchemaPath, notes: list[str], headers: dict[str, str]) -> list[ParamDraft]:
+        declared: dict[tuple[str, str], SchemaPath] = {}
+        for owner in (item, op):  # operation-level parameters override path-level ones
+            if "parameters" in owner.keys():
+                for p in owner / "parameters":
+                    declared[(str(_val(p, "name", "")), str(_val(p, "in", "")))] = p
+        params: list[ParamDraft] = []
+        taken: set[str] = set()
+        for (pname, location), p in declared.items():
+            required = bool(_val(p, "required", False)) or location == "path"
+            if (location, pname.lower()) in self.secrets:
+                notes.append(f"{location} parameter {pname!r} is the API key: sent from the key at call time, not an input")
+                continue
+            try:
+                if location in ("header", "cookie"):
+                    fixed = _fixed_value(p) if required else None
+                    if fixed is not None and location == "header":
+                        headers[pname] = fixed
+                        notes.append(f"required header {pname!r} sent as {fixed!r} (its only or default value)")
+                        continue
+                    raise _Unsupported(f"{location} parameter {pname!r} (only path, query and JSON body inputs are supported)")
+                if location not in ("path", "query"):
+                    raise _Unsupported(f"{location} parameter {pname!r} (only path, query and JSON body inputs are supported)")
+                name = identifier(pname)
+                if name in taken:
+                    raise _Unsupported(f"parameter {pname!r} reads as {name!r}, the name of another parameter")
+                if "schema" not in p.keys():
+                    raise _Unsupported(f"parameter {pname!r} has no schema")
+                typ = _scalar(p / "schema", f"parameter {pname!r}")
+                enum = _enum(p / "schema")
+            except _Unsupported as e:
+                if required:
+                    raise
+                notes.append(f"optional input left out: {e}")
+                continue
+            taken.add(name)
+            if name != pname:
+                notes.append(f"parameter {pname!r} is called {name!r} (a Python name); the binding sends it as {pname!r}")
+            params.append(ParamDraft(name, typ, required, _text(p, "description"), location, enum, pname if name != pname else ""))
+        return params
+
+
+def _fixed_value(p: SchemaPath) -> str | None:
+    """The value a required header can only take: its default or its one enum value."""
+    schema = p / "schema" if "schema" in p.keys() else p
+    default = _val(schema, "default", None)
+    enum = _val(schema, "enum", None)
+    if default is not None:
+        return str(default)
+    if isinstance(enum, list) and len(enum) == 1:
+        return str(enum[0])
+    return None
+
+
+def _enum(schema: SchemaPath) -> tuple[str, ...]:
+    schema = _unwrap(schema)
+    if _type(schema) == "array" and "items" in schema.keys():
+        schema = _unwrap(schema / "items")
+    values = _val(schema, "enum", None)
+    return tuple(str(v) for v in values if v not in (None, "")) if isinstance(values, list) else ()
 
 
 def _body(op: SchemaPath, notes: list[str], taken: set[str]) -> list[ParamDraft]:
@@ -242,8 +467,8 @@ def _body(op: SchemaPath, notes: list[str], taken: set[str]) -> list[ParamDraft]
     params: list[ParamDraft] = []
     for pname, prop in props:
         try:
-            _check_identifier(pname)
-            if pname in taken:
+            name = identifier(pname)
+            if name in taken:
                 raise _Unsupported(f"body property {pname!r} has the name of a path or query parameter")
             typ = _scalar(prop, f"body property {pname!r}")
         except _Unsupported as e:
@@ -251,31 +476,34 @@ def _body(op: SchemaPath, notes: list[str], taken: set[str]) -> list[ParamDraft]
                 raise
             notes.append(f"optional input left out: {e}")
             continue
-        params.append(ParamDraft(pname, typ, pname in required and required_body, _text(prop, "description"), "body"))
+        taken.add(name)
+        params.append(ParamDraft(name, typ, pname in required and required_body, _text(prop, "description"), "body",
+                                 _enum(prop), pname if name != pname else ""))
     return params
-
-
-def _check_identifier(name: str) -> None:
-    if not name.isidentifier() or keyword.iskeyword(name):
-        raise _Unsupported(f"{name!r} is not a Python identifier, so generated code could not pass it by name")
 
 
 def _json_media(node: SchemaPath) -> SchemaPath | None:
     if "content" not in node.keys():
         return None
     content = node / "content"
+    fallback = None
     for media_type in content.keys():
         mt = str(media_type).split(";")[0].strip().lower()
-        if (mt == "application/json" or mt.endswith("+json")) and "schema" in (content / media_type).keys():
+        if "schema" not in (content / media_type).keys():
+            continue
+        if mt == "application/json" or mt.endswith("+json"):
             return content / media_type
-    return None
+        if mt in ("*/*", "text/json", "application/*"):
+            fallback = fallback or content / media_type
+    return fallback
 
 
-def _response(op: SchemaPath, notes: list[str]) -> tuple[str, list[FieldDraft], str | None, str | None]:
+def _response(op: SchemaPath, notes: list[str]) -> _Returned:
     if "responses" not in op.keys():
         raise _Unsupported("no responses declared")
     responses = op / "responses"
-    codes = sorted((str(c) for c in responses.keys() if str(c).startswith("2")), key=lambda c: (c != "200", c))
+    codes = sorted((str(c) for c in responses.keys() if str(c).upper().startswith("2")), key=lambda c: (c != "200", c))
+    codes += [c for c in map(str, responses.keys()) if c == "default"]  # openFEC declares only `default`
     media = next((m for c in codes if (m := _json_media(responses / c)) is not None), None)
     if media is None:
         raise _Unsupported("no JSON response schema for a 2xx answer, so what it returns is unknown")
@@ -283,39 +511,116 @@ def _response(op: SchemaPath, notes: list[str]) -> tuple[str, list[FieldDraft], 
     shape = _ref_name(media, "schema")
     kind = _type(schema)
     if kind == "array":
-        items_ref = _ref_name(schema, "items")
-        items = _unwrap(schema / "items") if "items" in schema.keys() else None
-        if items is None:
-            raise _Unsupported("the response is an array with no `items` schema")
-        item_kind = _type(items)
-        if item_kind == "object":
-            return "records", _fields(items, notes, depth=1), items_ref, None
-        if item_kind in _SCALARS:
-            title = _val(schema, "title", None)
-            return "values", [], None, title if isinstance(title, str) else None
-        raise _Unsupported(f"the response is an array of {item_kind or 'mixed'} items")
+        return _array(schema, notes, shape)
     if kind == "object":
-        return "record", _fields(schema, notes, depth=1), shape, None
+        envelope = _envelope(schema)
+        if envelope is not None:
+            prop_name, inner, siblings = envelope
+            if _type(inner) == "array":
+                returned = _array(inner, notes, shape, envelope=prop_name)
+            else:
+                returned = _Returned("record", _fields(inner, notes, depth=1), None, unwrap=prop_name)
+            returned.shape = returned.shape or _held_ref(schema, prop_name) or shape
+            what = "a page" if returned.returns != "record" else "a wrapper"
+            notes.append(f"the answer is {what} ({', '.join(siblings) or 'nothing else'} beside `{prop_name}`): "
+                         f"unwrapped to the {returned.returns} in `{prop_name}`")
+            return returned
+        fields = _fields(schema, notes, depth=1)
+        if not fields:
+            notes.append("the record declares no attributes the spec can hold (a map or an untyped object); review")
+        return _Returned("record", fields, shape)
     raise _Unsupported(f"the response is a single {kind or 'untyped'} value, not a record or a list")
+
+
+def _array(schema: SchemaPath, notes: list[str], outer: str | None, envelope: str | None = None) -> _Returned:
+    items_ref = _ref_name(schema, "items")
+    items = _unwrap(schema / "items") if "items" in schema.keys() else None
+    if items is None:
+        raise _Unsupported("the response is an array with no `items` schema")
+    item_kind = _type(items)
+    if item_kind == "object":
+        return _Returned("records", _fields(items, notes, depth=1), items_ref, unwrap=envelope)
+    if item_kind in _SCALARS:
+        title = _val(schema, "title", None)
+        name = title if isinstance(title, str) else envelope
+        return _Returned("values", [], None, name, unwrap=envelope)
+    raise _Unsupported(f"the response is an array of {item_kind or 'mixed'} items")
+
+
+def _envelope(schema: SchemaPath) -> tuple[str, SchemaPath, list[str]] | None:
+    """(property, its schema, the other properties) when the object only wraps what it holds:
+    one array or object property named like results/data/items, beside nothing but paging and
+    status fields (words.yaml). A page of records, or GeoDB's `{"data": {...}}`."""
+    props = _properties(schema) or []
+    w = words()
+    held = [(n, _unwrap(p)) for n, p in props if snake(n) in w.envelope_arrays and _type(_unwrap(p)) in ("array", "object")]
+    if len(held) != 1:
+        return None
+    name, inner = held[0]
+    siblings = [n for n, _ in props if n != name]
+    if any(snake(n) not in w.paging and n not in w.paging for n in siblings):
+        return None
+    return name, inner, siblings
+
+
+def _held_ref(schema: SchemaPath, name: str) -> str | None:
+    """The schema name of an envelope's held property, looking into `allOf` parts too."""
+    parts = [schema] + (list(schema / "allOf") if "allOf" in schema.keys() else [])
+    for part in parts:
+        part = _unwrap(part)
+        if "properties" in part.keys() and name in (part / "properties").keys():
+            found = _ref_name(part / "properties", name)
+            if found:
+                return found
+    return None
+
+
+def _ref_name_of(node: SchemaPath) -> str | None:
+    """The component name `node` itself is a `$ref` to, read from its parent (reading a node
+    follows its `$ref`), or that of its single non-null option."""
+    try:
+        named = _ref_name(node.parent, node.name)
+    except Exception:  # noqa: BLE001 - the root, or a path the accessor cannot go up from
+        named = None
+    if named:
+        return named
+    found = _options(node)
+    return _ref_name_of(found[1][0]) if found and len(found[1]) == 1 else None
 
 
 def _ref_name(parent: SchemaPath, key: str) -> str | None:
     """The component name a `$ref` under `parent[key]` points to (schema identity), if any."""
     raw = parent.read_value() if hasattr(parent, "read_value") else None
-    value = raw.get(key) if isinstance(raw, dict) else None
+    if isinstance(raw, list) and str(key).isdigit() and int(key) < len(raw):
+        value = raw[int(key)]
+    else:
+        value = raw.get(key) if isinstance(raw, dict) else None
     ref = value.get("$ref") if isinstance(value, dict) else None
     return ref.rsplit("/", 1)[-1] if isinstance(ref, str) else None
 
 
-def _unwrap(schema: SchemaPath) -> SchemaPath:
-    """`anyOf: [X, {type: null}]` (how FastAPI and 3.1 write optional) read as X."""
+def _options(schema: SchemaPath) -> tuple[str, list[SchemaPath]] | None:
     for combinator in ("anyOf", "oneOf"):
         if combinator in schema.keys():
-            options = [o for o in schema / combinator if _type(o) != "null"]
-            if len(options) == 1:
-                return _unwrap(options[0])
-            raise _Unsupported(f"a {combinator} of {len(options)} schemas (polymorphic values are not supported)")
-    return schema
+            return combinator, [o for o in schema / combinator if _type(o) != "null"]
+    return None
+
+
+def _unwrap(schema: SchemaPath) -> SchemaPath:
+    """`anyOf: [X, {type: null}]` (how FastAPI and 3.1 write optional) read as X; a union of
+    objects stays (its properties are merged); a union of scalars reads as its first."""
+    found = _options(schema)
+    if found is None:
+        return schema
+    combinator, options = found
+    if len(options) == 1:
+        return _unwrap(options[0])
+    kinds = {_type(_unwrap(o)) for o in options}
+    if kinds == {"object"}:
+        return schema
+    if kinds and kinds <= set(_SCALARS):
+        return _unwrap(next(o for o in options if _type(_unwrap(o)) == "string") if "string" in kinds else options[0])
+    raise _Unsupported(f"a {combinator} of {len(options)} schemas (polymorphic values are not supported)")
 
 
 def _type(schema: SchemaPath) -> str | None:
@@ -327,19 +632,26 @@ def _type(schema: SchemaPath) -> str | None:
         return "object"
     if value is None and "items" in schema.keys():
         return "array"
+    if value is None and (found := _options(schema)) is not None:
+        kinds = {_type(o) for o in found[1]}
+        return "object" if kinds == {"object"} else None
     return value if isinstance(value, str) else None
 
 
 def _properties(schema: SchemaPath) -> list[tuple[str, SchemaPath]] | None:
-    """Properties of an object schema, `allOf` parts merged in order."""
+    """Properties of an object schema, `allOf` parts merged in order, and the union of the
+    options of a `oneOf`/`anyOf` of objects (an attribute some records lack reads as missing)."""
     if _type(schema) != "object":
         return None
     props: dict[str, SchemaPath] = {}
-    if "allOf" in schema.keys():
-        for part in schema / "allOf":
-            for name, prop in _properties(_unwrap(part)) or []:
-                props[name] = prop
-    if "properties" in schema.keys():
+    parts = list(schema / "allOf") if "allOf" in schema.keys() else []
+    found = _options(schema)
+    if found is not None:
+        parts += found[1]
+    for part in parts:
+        for name, prop in _properties(_unwrap(part)) or []:
+            props.setdefault(name, prop)
+    if "properties" in schema.keys() and isinstance(_val(schema, "properties", None), dict):
         for name in (schema / "properties").keys():
             props[str(name)] = schema / "properties" / name
     return list(props.items())
@@ -350,11 +662,11 @@ def _scalar(schema: SchemaPath, what: str) -> ScalarKind:
     kind = _type(schema)
     if kind in _SCALARS:
         return _SCALARS[kind]
-    if kind == "array" and "items" in schema.keys() and _type(_unwrap(schema / "items")) == "string":
+    if kind == "array" and "items" in schema.keys() and _type(_unwrap(schema / "items")) in _SCALARS:
         return "list[str]"
     if kind is None and "enum" in schema.keys():
         return "str"
-    raise _Unsupported(f"{what} is of type {kind or 'unknown'} (strings, numbers, booleans and lists of strings are supported)")
+    raise _Unsupported(f"{what} is of type {kind or 'unknown'} (strings, numbers, booleans and lists of them are supported)")
 
 
 def _fields(schema: SchemaPath, notes: list[str], depth: int) -> list[FieldDraft]:
@@ -374,7 +686,15 @@ def _fields(schema: SchemaPath, notes: list[str], depth: int) -> list[FieldDraft
                 )
                 continue
             if kind == "object":
-                raise _Unsupported(f"{where} is a nested object (only lists of records nest)")
+                if depth >= MAX_DEPTH:
+                    raise _Unsupported(f"{where} is an object inside nested records (records nest one level)")
+                inner = _fields(prop_schema, notes, depth + 1)
+                if not inner:
+                    raise _Unsupported(f"{where} is an object without attributes the spec can hold")
+                notes.append(f"attribute {name!r}, one object, is read as a list of one record")
+                out.append(FieldDraft(name, "records", _text(prop, "description") or _text(prop_schema, "description"),
+                                      inner, _ref_name_of(prop), "one"))
+                continue
             typ = _scalar(prop_schema, where)
         except _Unsupported as e:
             notes.append(f"left out: {e}")

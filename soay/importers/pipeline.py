@@ -15,6 +15,7 @@ from soay.importers.graphql import read_graphql
 from soay.importers.infer import Inferred, infer, snake
 from soay.importers.intents import generate_intents
 from soay.importers.openapi import read_openapi
+from soay.importers.security import env_name
 from soay.importers.source import read_document
 from soay.importers.writer import render_binding, render_intents, render_spec, sidecar
 from soay.solutions import SolutionLibrary
@@ -45,12 +46,15 @@ class ImportResult:
             "heads": self.library.graph.heads,
             "solutions": len(self.library),
             "combinations": len(self.combinations),
+            "operations": self.inferred.operation_count,
+            "imported": len(self.spec.apis),
             "not_imported": [str(p) for p in self.problems],
+            "warnings": [str(p) for p in self.inferred.warnings],
         }
 
 
 def import_document(location: str | Path, domain: str | None = None, max_hops: int = 3) -> ImportResult:
-    """Import an OpenAPI 3.x document or a GraphQL schema (file or URL) into a checked spec."""
+    """Import an OpenAPI 3.x or Swagger 2.0 document or a GraphQL schema (file or URL) into a checked spec."""
     doc = read_document(location)
     draft = read_openapi(doc) if doc.kind == "openapi" else read_graphql(doc)
     name = domain or _domain_name(draft.title, str(location))
@@ -63,7 +67,16 @@ def import_document(location: str | Path, domain: str | None = None, max_hops: i
         raise SpecImportError(f"the imported spec does not hold together: {e}") from None
     library = SolutionLibrary(spec, max_hops)
     combinations, notes = generate_intents(spec, library)
-    return ImportResult(str(location), draft.protocol, inferred, spec, library, combinations, notes, draft.transport)
+    return ImportResult(str(location), draft.protocol, inferred, spec, library, combinations, notes, _transport(draft.transport, name))
+
+
+def _transport(transport: dict[str, Any], domain: str) -> dict[str, Any]:
+    """The document's servers and security, with the environment variable its key is read from."""
+    out = {k: v for k, v in transport.items() if k != "auth"}
+    schemes = transport.get("auth") or []
+    if schemes:
+        out["auth"] = {"env": env_name(domain), "schemes": schemes}
+    return out
 
 
 def write_import(result: ImportResult, out: Path) -> dict[str, Path]:
@@ -73,7 +86,7 @@ def write_import(result: ImportResult, out: Path) -> dict[str, Path]:
         raise SpecImportError(f"--out must be a .yaml file, got {out}")
     out.parent.mkdir(parents=True, exist_ok=True)
     paths = {"spec": out, "binding": sidecar(out, "binding"), "intents": sidecar(out, "intents")}
-    paths["spec"].write_text(render_spec(result.inferred, result.origin, result.protocol), encoding="utf-8")
+    paths["spec"].write_text(render_spec(result.inferred, result.origin, result.protocol, result.transport), encoding="utf-8")
     paths["binding"].write_text(
         render_binding(result.inferred, out.name, result.protocol, result.transport), encoding="utf-8"
     )

@@ -67,14 +67,13 @@ def classify(raw: str, origin: str, base_uri: str = "", json_only: bool = False,
         if "openapi" in data:
             return Document("openapi", origin, _string_keys(data), base_uri)
         if "swagger" in data:
-            raise SpecImportError(
-                f"{origin} is Swagger {data['swagger']} (OpenAPI 2); convert it to OpenAPI 3 first "
-                "(e.g. with swagger2openapi), then import the result"
-            )
+            if not str(data["swagger"]).startswith("2"):
+                raise SpecImportError(f"{origin} is Swagger {data['swagger']}; Swagger 2.0 and OpenAPI 3.0/3.1 are supported")
+            return Document("openapi", origin, _string_keys(data), base_uri)  # read in 3.0 shape (soay/importers/swagger.py)
         schema = data.get("data", data) if isinstance(data.get("data", data), dict) else {}
         if "__schema" in schema:
             return Document("graphql-introspection", origin, schema, base_uri)
-        raise SpecImportError(f"{origin} is not an OpenAPI 3 document (no `openapi` field) nor a GraphQL schema")
+        raise SpecImportError(f"{origin} is not an OpenAPI 3 document (no `openapi` field), nor Swagger 2.0, nor a GraphQL schema")
     if allow_sdl and _looks_like_sdl(raw):
         return Document("graphql-sdl", origin, raw, base_uri)
     raise SpecImportError(f"{origin} is not an OpenAPI 3 document (JSON or YAML) nor a GraphQL schema (SDL)")

@@ -30,15 +30,25 @@ def _comment(lines: list[str], indent: str = "") -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
-def render_spec(inferred: Inferred, origin: str, protocol: str) -> str:
+def render_spec(inferred: Inferred, origin: str, protocol: str, transport: dict[str, Any] | None = None) -> str:
     header = [
         f"API library spec imported by `soay spec import` from {origin} ({protocol}).",
         "Review it before committing: `# inferred:` comments say what the importer guessed (entities,",
         "kinds, relations, references); the binding beside it says how each API is called.",
     ]
+    header.append(f"{len(inferred.apis)} of {inferred.operation_count} operations imported.")
+    auth = (transport or {}).get("auth")
+    if auth:
+        scheme = auth["schemes"][0]
+        where = f"{scheme['in']} {scheme['name']!r}" if scheme["type"] == "apiKey" else scheme["type"]
+        header.append(f"inferred: the API wants a key ({scheme['scheme']}: {where}); it is sent from the "
+                      f"live_api.api_key setting or ${auth['env']} at call time, never written here.")
     if inferred.problems:
         header.append("Not imported:")
         header.extend(f"  - {p}" for p in inferred.problems)
+    if inferred.warnings:
+        header.append("Read despite defects (warnings):")
+        header.extend(f"  - {p}" for p in inferred.warnings)
     text = _comment(header)
     text += _dump({"domain": inferred.domain, "description": inferred.description})
     text += "entities:\n"
@@ -63,13 +73,17 @@ def render_binding(inferred: Inferred, spec_name: str, protocol: str, transport:
         "listers": inferred.listers,
         "inferred": {k: v for k, v in inferred.notes.items()},
         "not_imported": [str(p) for p in inferred.problems],
+        "warnings": [str(p) for p in inferred.warnings],
     }
     header = _comment(
         [
             f"How the APIs of {spec_name} are reached over {protocol} (written by `soay spec import`).",
-            "openapi: method, path and where each parameter goes (path, query, body);",
-            "graphql: the query document of each API. `listers` list records without input and are",
-            "used only to sample head entities from a live service.",
+            "openapi: method, path and where each parameter goes (path, query, body); `names` maps a",
+            "parameter the spec renamed back to the document's name; `unwrap` names the property of a",
+            "paged answer that holds the records; `auth` the security scheme and the environment",
+            "variable the key is read from (the live_api.api_key setting takes precedence).",
+            "graphql: the query document of each API. `listers` list records without required input",
+            "and can sample head entities from a live service.",
         ]
     )
     return header + _dump(body)
