@@ -154,6 +154,7 @@ class Ingress:
         self.app_name = serve.get_replica_context().app_name
         self._status: tuple[float, dict[str, str]] = (0.0, {})
         self._isolation: dict[str, Any] | None = None
+        self._refreshing: asyncio.Future | None = None
         model_path = settings.serve.model_path(settings.data)
         self.heads = Heads.load(model_path) if (model_path / HEADS_FILE).is_file() else None
         if self.heads is not None and self.heads.sentence_encoder not in (None, settings.retriever.model):
@@ -344,9 +345,21 @@ class Ingress:
         schedule (the engines' `check_health`), outside the request queues; its view is reused for
         HEALTH_CACHE_S."""
         checked, stages = self._status
-        if time.monotonic() - checked > HEALTH_CACHE_S:
+        if not stages:  # the first probe waits for the controller's answer
+            return await self._refresh_status()
+        if time.monotonic() - checked > HEALTH_CACHE_S and self._refreshing is None:
+            # later probes never wait: they get the last view while a fresh one is fetched
+            self._refreshing = asyncio.ensure_future(self._refresh_status())
+        return stages
+
+    async def _refresh_status(self) -> dict[str, str]:
+        try:
             stages = await asyncio.to_thread(self._stage_states)
-            self._status = (time.monotonic(), stages)
+        except Exception as exc:  # noqa: BLE001 - no view of the stages is a "not ready", said with why
+            stages = {"controller": f"{type(exc).__name__}: {exc}"}
+        finally:
+            self._refreshing = None
+        self._status = (time.monotonic(), stages)
         return stages
 
     def _stage_states(self) -> dict[str, str]:
