@@ -1,5 +1,5 @@
 """Fuzzing the served API from its own OpenAPI document (schemathesis), for the served test
-(tests/test_openapi_fuzz.py) and the reliability benchmark (benchmarks/reliability_bench.py).
+(tests/test_serving_openapi_fuzz.py) and the reliability benchmark (benchmarks/reliability_bench.py).
 
 Cases are generated first (hypothesis with a fixed seed, generation only: no shrinking, no
 database, so a run is repeatable) and sent after, so that the benchmark can send many at once.

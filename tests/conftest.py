@@ -60,7 +60,9 @@ def wait_http(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests of the served application run last, together: one app (minutes to start) serves
-    them all, and no other module's Ray (`local_ray`) starts or stops while it runs."""
+    them all, and no other module's Ray (`local_ray`) starts or stops while it runs. A module that
+    deploys its own Serve application and shuts Serve down (test_retriever) must sort before the
+    first module that uses the session's app: their files are named test_serving*."""
     items.sort(key=lambda item: "served" in getattr(item, "fixturenames", ()))  # stable: order kept within each group
 
 
