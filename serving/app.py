@@ -600,7 +600,9 @@ def build_app(settings: Settings) -> Application:
     line = serve_settings.max_queued_requests if serve_settings.max_queued_requests >= 0 else UNBOUNDED_LINE
     ingress_options = {**options, "max_ongoing_requests": serve_settings.max_ongoing_requests + min(line, UNBOUNDED_LINE) + INGRESS_HEADROOM}
     return Ingress.options(
-        **ingress_options, max_queued_requests=serve_settings.max_queued_requests,
+        # the line is the ingress's own; Serve's proxy queue only rides out moments when the router
+        # cannot see a replica's load (its probe waits on a busy event loop), so it is generous
+        **ingress_options, max_queued_requests=INGRESS_HEADROOM,
         backpressure_config=BackpressureConfig(status_code=503, retry_after_s=1.0), ray_actor_options={**Ingress.ray_actor_options, **shared_metrics},
     ).bind(
         settings,

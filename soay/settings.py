@@ -172,7 +172,8 @@ class ServeSettings(Section):
     max_ongoing_requests: int = Field(8, ge=1)
     """Requests one stage replica works on at once; more wait in its callers' queues."""
     max_queued_requests: int = Field(32, ge=-1)
-    """Requests queued for the ingress beyond its replicas' capacity before it answers 503 (-1: no bound)."""
+    """Questions waiting at each ingress replica beyond those in progress before it answers a JSON
+    503 with Retry-After (-1: no bound)."""
     request_timeout_s: float = Field(60.0, gt=0)
     api_key: str | None = None
     """A key clients send (`soay ask`, the load test) and the service accepts; from the environment
