@@ -476,9 +476,10 @@ async function refreshLive() {
   }
   $("live-inflight").textContent = String(total(samples, "soay_in_flight_requests"));
   $("live-total").textContent = `${snapshot.requests} requests answered or refused since start`;
-  const produced = total(samples, "soay_log_records_produced_total"), dropped = total(samples, "soay_log_records_dropped_total");
-  const buffered = total(samples, "soay_log_records_buffered"), connections = total(samples, "soay_log_broker_connections");
-  $("live-log").textContent = `${produced} records sent, ${buffered} waiting, ${dropped} dropped; ${connections ? "broker connected" : "no broker connection"}`;
+  const produced = total(samples, "soay_log_records_produced_total"), pending = total(samples, "soay_log_outbox_pending");
+  const held = total(samples, "soay_log_outbox_records"), connections = total(samples, "soay_log_broker_connections");
+  const full = total(samples, "soay_log_outbox_full") > 0 ? " (outbox full: questions are refused)" : "";
+  $("live-log").textContent = `${produced} records sent, ${pending} waiting to be sent, ${held} kept in the outbox${full}; ${connections ? "broker connected" : "no broker connection"}`;
 
   const means = STAGES.map((stage) => {
     const s = snapshot.stages[stage], b = before && before.stages[stage];
