@@ -124,10 +124,10 @@ class LogStream:
         self._put(self.settings.feedback_topic, feedback.request_id, feedback)
 
     def full(self) -> bool:
-        """Whether new records would be refused: the service then refuses the questions that make them."""
-        full = self.outbox.full()
-        self._note_full(full)
-        return full
+        """Whether new records would be refused: the service then refuses the questions that make
+        them. Read on every question, so it is the shipper thread's last count (refreshed at least
+        once a second) rather than a COUNT on the event loop; `log_request` itself checks exactly."""
+        return self._was_full
 
     def _put(self, topic: str, key: str, record: RequestLog | Feedback) -> None:
         try:

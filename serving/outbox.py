@@ -111,9 +111,6 @@ class Outbox:
                 return self._count()
             return self._db.execute("SELECT COUNT(*) FROM records WHERE state = ?", (state,)).fetchone()[0]
 
-    def full(self) -> bool:
-        return self.count() >= self.capacity
-
     def pending(self, limit: int) -> list[OutboxRecord]:
         """The oldest records Kafka has not acknowledged."""
         with self._lock:
