@@ -500,8 +500,9 @@ def retrain_cmd(
     dataset: Path | None = typer.Option(None, help="Dataset directory (default <data.root>/<domain>/dataset)."),
     as_json: bool = typer.Option(False, "--json", help="Print the attempt record as JSON (progress goes to stderr)."),
 ) -> None:
-    """Retrain on new triplets: LoRA from the promoted model, SoAyEval, promote unless the Score
-    regresses, swap the running service (RAY_ADDRESS: the cluster it runs on) to it."""
+    """Retrain on new triplets: the heads refitted on the frozen base (retrain.recipe, default
+    configs/heads.yaml; an SFT recipe trains from the promoted model instead), SoAyEval, promote
+    unless the Score regresses, swap the running service (RAY_ADDRESS: the cluster it runs on) to it."""
     from training.retrain import retrain
 
     s = load_settings(
@@ -613,9 +614,10 @@ def demo(
     recipe: Path = typer.Option(DEFAULT_RECIPE, "--recipe", help="Recipe of the model: configs/heads.yaml, or configs/sft/cpu_full.yaml (from scratch)."),
     keep_serving: bool = typer.Option(False, "--serve", help="Keep the service and its web page running after the demo, until Ctrl-C."),
 ) -> None:
-    """Run the main job on the embedded defaults: corpus -> solutions -> verified triplets ->
-    CPU default model trained on Ray Train -> SoAyEval -> index -> serve -> sample questions;
-    ends with the web page's address (and, with --serve, keeps serving it)."""
+    """Run the main job on the embedded defaults: corpus -> solutions -> verified triplets (on Ray) ->
+    planner and coder heads fitted on the frozen pretrained base (Gemma 3 270M, configs/heads.yaml) ->
+    SoAyEval -> index -> serve -> sample questions; ends with the web page's address (and, with
+    --serve, keeps serving it)."""
     import ray
 
     from soay.domains import get_domain

@@ -68,9 +68,11 @@ from soay.agent import (
 )
 from soay.domains import domain_for
 from soay.heads import HEADS_FILE, OUT_OF_SCOPE, Heads
-from soay.logs import Feedback, RequestLog
+from soay.log_triplets import CombinationMatcher
+from soay.logs import Alternative, Feedback, RequestLog
 from soay.mentions import mention_markers
 from soay.outcomes import fuzzy_apis
+from soay.readings import program_reading
 from soay.prompts import CODER_STOP, coder_prompt, planner_prompt, question_text, target
 from soay.settings import ServeSettings, Settings
 from soay.tool_weights import load_tool_weights
@@ -90,6 +92,8 @@ INGRESS_HEADROOM = 1024
 """Requests an ingress replica takes beyond its questions: health probes, metrics, the page's files,
 and the questions it sheds itself (a JSON 503 costs microseconds). Beyond it Serve's proxy sheds,
 with plain text and the same Retry-After (`BackpressureConfig`)."""
+ALTERNATIVES = 3
+"""Next-best readings offered with an answer, for a person who finds it wrong."""
 StageCallback = Callable[[str, float, Any], None]
 """Told (stage, seconds, what the stage made) as each stage of a request finishes."""
 
@@ -102,6 +106,11 @@ class Plan:
     solution: str
     combination: str | None = None
     features: Any = None
+    confidence: float | None = None
+    """The planner's probability of this reading (None: a reading the client chose, or a planner
+    without one)."""
+    alternatives: tuple[tuple[str, float], ...] = ()
+    """The next-best in-scope combinations, with their probabilities."""
 
     @property
     def out_of_scope(self) -> bool:
@@ -132,6 +141,7 @@ class Ingress:
         self.spec = domain.spec
         self.combinations = domain.combinations
         self.choices = solution_choices(domain.library)
+        self.matcher = CombinationMatcher(domain.combinations)
         # the call-path weights `soay enlarge` learnt from served traffic, as of this replica's start
         self.dataset = settings.data.dataset_path()
         self.tool_weights = load_tool_weights(self.dataset, domain.library.graph)
@@ -176,14 +186,18 @@ class Ingress:
     async def ask(self, query: str, trace: RequestLog, on_stage: StageCallback | None = None) -> Record:
         """Walk one question through every stage, noting in `trace` what each one made (so that a
         request that fails half-way is logged with its solution and code); StageFailed when one of
-        them cannot. `on_stage` hears of each stage as it finishes (the page's streaming ask)."""
+        them cannot. `on_stage` hears of each stage as it finishes (the page's streaming ask).
+        With `trace.reading` the question is answered with that combination, not the planner's."""
         timings = trace.timings
         hits = await self._stage("retrieve", timings, lambda: self.retriever.search.remote(query, k=self.top_k * EXEMPLAR_POOL, kind="exemplar"), on_stage)
-        plan = await self._stage("plan", timings, lambda: self._plan(query, hits), on_stage)
+        plan = await self._stage("plan", timings, lambda: self._plan(query, hits, trace.reading), on_stage)
         trace.solution = solution = plan.solution
+        trace.confidence = plan.confidence
+        trace.confidence_needed = self.heads.trust_threshold if self.heads is not None else None
         if plan.out_of_scope:  # nothing to run: say what this service can answer instead
             return await self._refuse(query, trace, on_stage)
         code = trace.code = await self._stage("code", timings, lambda: self._code(query, plan, hits, trace), on_stage)
+        trace.alternatives = self._alternatives(query, plan)
         outcome = await self._stage("execute", timings, lambda: self.executor.run.remote(code), on_stage)
         trace.status = "ok" if outcome["ok"] else "execution_error"
         trace.result, trace.error, trace.error_type = outcome["result"], outcome["error"], outcome["error_type"]
@@ -200,7 +214,28 @@ class Ingress:
             result=shown, ok=outcome["ok"], error=outcome["error"], error_type=outcome["error_type"],
             code_attempts=trace.code_attempts, answer=composed["answer"], timings=timings,
             kind=composed["kind"], candidates=composed["candidates"], explanation=composed["explanation"],
+            confidence=plan.confidence, alternatives=[self._offer(a, composed["language"]) for a in trace.alternatives],
         )
+
+    def _alternatives(self, query: str, plan: Plan) -> list[Alternative]:
+        """The planner's next-best readings with the program each would run (the verified program of
+        the nearest training question of that combination, filled from the question): cheap, as
+        nothing runs until a person asks for one."""
+        if self.heads is None or not plan.alternatives:
+            return []
+        combinations = [c for c, _ in plan.alternatives]
+        programs = self.heads.programs(plan.features, combinations)
+        return [
+            Alternative(combination=c, solution=str(self.combinations.solution(self.combinations.by_id[c])),
+                        code=finish_code(found[0], query, self.spec, self.heads.vocabulary), probability=round(p, 4))
+            for (c, p), found in zip(plan.alternatives, programs) if found
+        ]
+
+    def _offer(self, alternative: Alternative, language: str) -> dict[str, Any]:
+        """An alternative as the client sees it: the question it would answer, not its program."""
+        combination = self.combinations.by_id[alternative.combination]
+        return {"combination": alternative.combination, "solution": alternative.solution, "probability": alternative.probability,
+                "text": program_reading(self.matcher, combination, alternative.code, language)}
 
     async def _stage(
         self, stage: str, timings: dict[str, float], call: Callable[[], Awaitable[Any]], on_stage: StageCallback | None = None
@@ -235,22 +270,32 @@ class Ingress:
         request = CompletionRequest(model=model, prompt=prompt, max_tokens=max_tokens, **sampling)
         return completion_text([response async for response in handle.completions.remote(request, None)])
 
-    async def _plan(self, query: str, hits: list[dict[str, Any]]) -> Plan:
+    async def _plan(self, query: str, hits: list[dict[str, Any]], reading: str | None = None) -> Plan:
         """With a heads model: the base's features of the question (the planner engine, vLLM's
-        pooling runner) and the planner head's combination, or out of scope. Otherwise the planner
-        scores each retrieved candidate solution as a whole (as SoAyEval does). Either way it only
-        ever answers with a solution of the library."""
+        pooling runner) and the planner head's combination, or out of scope, with its probability
+        and the next-best readings. Otherwise the planner scores each retrieved candidate solution
+        as a whole (as SoAyEval does). Either way it only ever answers with a solution of the
+        library. A `reading` the client chose replaces the planner's choice."""
         if self.heads is not None:
             features = await self._features(question_text(query, self.heads.vocabulary))
-            combination, _ = self.heads.plan(features)[0]
+            if reading is not None:
+                return Plan(self._solution_of(reading), reading, features)
+            combination, confidence = self.heads.plan(features)[0]
             if combination == OUT_OF_SCOPE:
                 return Plan("", combination, features)
-            return Plan(str(self.combinations.solution(self.combinations.by_id[combination])), combination, features)
+            ranked = self.heads.ranked(features, ALTERNATIVES + 1)[0]
+            alternatives = tuple((c, p) for c, p in ranked if c != combination)[:ALTERNATIVES]
+            return Plan(self._solution_of(combination), combination, features, round(confidence, 4), alternatives)
+        if reading is not None:
+            return Plan(self._solution_of(reading))
         choices = candidate_solutions([h["solution"] for h in hits if h.get("solution")], self.choices, weights=self.tool_weights)
         if len(choices) == 1:
             return Plan(choices[0])
         scores = await self._likelihoods(self.planner, self.serve_settings.planner_model, planner_prompt(query), choices)
         return Plan(choose_solution(choices, scores))
+
+    def _solution_of(self, combination: str) -> str:
+        return str(self.combinations.solution(self.combinations.by_id[combination]))
 
     async def _features(self, text: str) -> np.ndarray:
         """The heads' features of a masked question: the base's (the planner engine's pooling runner),
@@ -393,6 +438,11 @@ class Ingress:
 
     # --- HTTP -----------------------------------------------------------------------------
 
+    def _reading(self, reading: str | None) -> str | None:
+        if reading is not None and reading not in self.combinations.by_id:
+            raise HTTPException(422, f"reading: no combination {reading!r} (GET /v1/library lists them)")
+        return reading
+
     def _query(self, query: str) -> str:
         query = plain_text(query).strip()
         if not query:
@@ -401,7 +451,9 @@ class Ingress:
             raise HTTPException(422, f"query is longer than {self.serve_settings.max_query_chars} characters")
         return query
 
-    async def _answer(self, endpoint: str, query: str, request_id: str, on_stage: StageCallback | None = None) -> Record:
+    async def _answer(
+        self, endpoint: str, query: str, request_id: str, on_stage: StageCallback | None = None, reading: str | None = None
+    ) -> Record:
         """The record of one question. A question is taken on only with a free slot (or a place in
         line, serving/admission.py) and room in the request log; its log record is on disk before
         it is answered, whatever happened to it."""
@@ -409,13 +461,15 @@ class Ingress:
             raise StageFailed("log", 503, "the request log is full; questions are refused until it drains", LOG_FULL_RETRY_S)
         try:
             async with self.admission.slot():
-                return await self._answer_admitted(endpoint, query, request_id, on_stage)
+                return await self._answer_admitted(endpoint, query, request_id, on_stage, reading)
         except Overloaded as exc:
             raise StageFailed("admission", 503, str(exc)) from exc
 
-    async def _answer_admitted(self, endpoint: str, query: str, request_id: str, on_stage: StageCallback | None) -> Record:
+    async def _answer_admitted(
+        self, endpoint: str, query: str, request_id: str, on_stage: StageCallback | None, reading: str | None
+    ) -> Record:
         trace = RequestLog(
-            request_id=request_id, endpoint=endpoint, query=query, status="failed", models=self.model_versions
+            request_id=request_id, endpoint=endpoint, query=query, status="failed", models=self.model_versions, reading=reading
         )
         self.metrics.in_flight.labels(endpoint).inc()
         started = time.perf_counter()
@@ -518,7 +572,7 @@ class Ingress:
 
         @app.post("/v1/ask", response_model=Record, responses=ANSWERING)
         async def ask(body: AskRequest, request: Request) -> dict[str, Any]:
-            record = await self._answer("/v1/ask", self._query(body.query), request.state.request_id)
+            record = await self._answer("/v1/ask", self._query(body.query), request.state.request_id, reading=self._reading(body.reading))
             metrics.requests.labels("/v1/ask", "200").inc()
             return record.model_dump()
 
@@ -539,6 +593,8 @@ class Ingress:
         async def feedback(body: FeedbackRequest) -> dict[str, str]:
             if self.logs is None:
                 raise HTTPException(503, "feedback is not recorded: the log stream is off (kafka.log_requests)")
+            if body.choice is not None and (body.verdict != "bad" or body.choice not in self.combinations.by_id):
+                raise HTTPException(422, "choice: give it with verdict 'bad', as the combination of one of the answer's alternatives")
             await self._keep(self.logs.log_feedback, Feedback(**body.model_dump()))
             metrics.requests.labels("/v1/feedback", "202").inc()
             return {"status": "accepted"}

@@ -68,6 +68,9 @@ class AskRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: StrictStr = Field(min_length=1)
+    reading: StrictStr | None = Field(None, max_length=200)
+    """Answer with this combination instead of the planner's reading: a person trying one of an
+    answer's `alternatives`. Logged as the client's choice, never as the planner's."""
 
 
 class Record(BaseModel):
@@ -106,6 +109,12 @@ class Record(BaseModel):
     explanation: list[dict[str, Any]] = Field(default_factory=list)
     """How the answer was obtained: one step per API call (consecutive calls of one API merged),
     {"api", "args", "found": how many results, "took": what the program took from them}."""
+    confidence: float | None = None
+    """The planner's probability of the reading it took (null when the client chose the reading)."""
+    alternatives: list[dict[str, Any]] = Field(default_factory=list)
+    """The planner's next-best readings, likeliest first: {"combination", "solution", "text" (the
+    question read that way), "probability"}. Ask again with `reading` to see one's answer; send
+    its `combination` as `choice` with a "bad" verdict when it is what was meant."""
 
 
 class FeedbackRequest(BaseModel):
@@ -116,6 +125,9 @@ class FeedbackRequest(BaseModel):
     request_id: StrictStr = Field(min_length=1, max_length=MAX_REQUEST_ID_CHARS)
     verdict: Literal["good", "bad"]
     comment: StrictStr | None = Field(None, max_length=2000)
+    choice: StrictStr | None = Field(None, max_length=200)
+    """With "bad": the `combination` of the alternative reading the person meant (one of the
+    answer's `alternatives`); it becomes a labelled training example."""
 
 
 class ChatMessage(BaseModel):

@@ -64,6 +64,10 @@ class Heads:
     the base's features; None: the base's features alone. Two encoders read a question better than
     either: the base carries Chinese, the sentence model the sense of an English sentence
     (benchmarks/REPORT-model.md)."""
+    trust_threshold: float | None = None
+    """Planner probability at or above which its readings of validation questions were right at
+    least TRUST_PRECISION of the time (training/calibration.py): the bar for a served plan to
+    become a training label with no person's verdict. None: never trusted alone."""
 
     def standardize(self, features: np.ndarray) -> np.ndarray:
         return (np.atleast_2d(features) - self.mean) / self.scale
@@ -89,6 +93,17 @@ class Heads:
         best = probs.argmax(axis=1)
         return [(self.labels[i], float(min(probs[row, i], 1.0))) for row, i in enumerate(best)]
 
+    def ranked(self, features: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        """Per question, its `k` likeliest in-scope combinations with their probabilities, likeliest
+        first: the plan and the readings a person may pick instead when it was wrong."""
+        probs = self.probabilities(features)
+        labels = np.array(self.labels)
+        out: list[list[tuple[str, float]]] = []
+        for row in probs:
+            order = [i for i in np.argsort(-row) if labels[i] != OUT_OF_SCOPE][:k]
+            out.append([(str(labels[i]), float(row[i])) for i in order])
+        return out
+
     def programs(self, features: np.ndarray, combinations: list[str], k: int = 1) -> list[list[str]]:
         """Per question, the masked programs of the `k` nearest training questions of its chosen
         combination, nearest first (empty when the combination has no training question)."""
@@ -110,7 +125,7 @@ class Heads:
         )
         labels = {"labels": self.labels, "exemplar_labels": self.exemplar_labels, "exemplar_programs": self.exemplar_programs,
                   "vocabulary": sorted(self.vocabulary), "out_of_scope_threshold": self.out_of_scope_threshold,
-                  "sentence_encoder": self.sentence_encoder}
+                  "sentence_encoder": self.sentence_encoder, "trust_threshold": self.trust_threshold}
         (directory / LABELS_FILE).write_text(json.dumps(labels, ensure_ascii=False))
 
     @classmethod
@@ -123,5 +138,5 @@ class Heads:
         return cls(
             arrays["mean"], arrays["scale"], arrays["weight"], arrays["bias"], labels["labels"],
             arrays["exemplars"], labels["exemplar_labels"], labels["exemplar_programs"], Lexicon(frozenset(labels.get("vocabulary", [])), tagger),
-            labels.get("out_of_scope_threshold", 0.5), labels.get("sentence_encoder"),
+            labels.get("out_of_scope_threshold", 0.5), labels.get("sentence_encoder"), labels.get("trust_threshold"),
         )

@@ -22,6 +22,17 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+class Alternative(BaseModel):
+    """One of the planner's next-best readings of a question, with the program it would run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    combination: str
+    solution: str
+    code: str
+    probability: float
+
+
 class RequestLog(BaseModel):
     """What the service did with one question."""
 
@@ -51,6 +62,19 @@ class RequestLog(BaseModel):
     """Seconds per stage (retrieve, plan, code, execute, answer)."""
     models: dict[str, str] = Field(default_factory=dict)
     """Model name -> version (checkpoint path or promoted run) that served this request."""
+    confidence: float | None = None
+    """The planner's probability of the reading it took (a heads model's; None for a planner that
+    gives none, or a reading the client chose)."""
+    confidence_needed: float | None = None
+    """The served model's calibrated bar (soay/heads.py `trust_threshold`): at or above it, its
+    readings of validation questions were right at least `trust_precision` of the time. What the
+    enlargement trusts a plan by when no person said whether it was right."""
+    alternatives: list[Alternative] = Field(default_factory=list)
+    """The planner's next-best readings, each with the program it would run: a person who marks
+    the answer bad may pick one (Feedback.choice), and that pick becomes a labelled triplet."""
+    reading: str | None = None
+    """The combination the client asked the question to be answered with (AskRequest.reading: a
+    person trying an alternative): not the planner's decision, so never a label by itself."""
 
     def encode(self) -> bytes:
         return self.model_dump_json().encode()
@@ -68,6 +92,9 @@ class Feedback(BaseModel):
     request_id: StrictStr = Field(min_length=1, max_length=200)
     verdict: Literal["good", "bad"]
     comment: StrictStr | None = Field(None, max_length=2000)
+    choice: StrictStr | None = Field(None, max_length=200)
+    """With "bad": the combination of the alternative reading the person picked instead
+    (RequestLog.alternatives): the question's label."""
     time: str = Field(default_factory=utc_now)
 
     def encode(self) -> bytes:

@@ -290,6 +290,14 @@ class EnlargeSettings(Section):
     """Programs per sandbox round trip (one forked child runs them all, each isolated)."""
     memo_size: int = Field(100_000, ge=0)
     """Re-run results remembered by program text, so a repeated question is not re-run."""
+    trust_precision: float = Field(0.99, gt=0, le=1)
+    """A logged plan nobody judged becomes a label only above the planner's trust bar, and the bar
+    rises until the judged logged plans above it (good or bad verdicts) are right this often
+    (soay/calibration.py). Below it, the record waits in review for a verdict."""
+    min_judged: int = Field(50, ge=1)
+    """Judged logged questions needed before the traffic's own bar counts beside the model's."""
+    judged_window: int = Field(2000, ge=1)
+    """The last this many judged logged questions set the traffic's bar (the served model changes)."""
     hold_out_test_entities: bool = True
     """Send records about test-split entities to review instead of training, so SoAyEval's test
     split stays unseen by the models trained on the enlarged dataset."""

@@ -24,14 +24,14 @@ from soay.clarifications import AMBIGUOUS, NOT_FOUND, clarification_matches, is_
 from soay.dataset import iter_triplets, load_manifest, write_version
 from soay.domains import get_domain
 from soay.log_triplets import dedupe_key, log_triplet_id
-from soay.logs import Feedback, RequestLog
+from soay.logs import Alternative, Feedback, RequestLog
 from soay.outcomes import analyse, fuzzy_apis
 from soay.settings import Settings
 from soay.splits import TRAIN, group_split
 from soay.tool_weights import load_tool_weights
 from soay.triplets import Triplet, TripletFactory, WorkUnit
 from training.enlarge import Enlarger, run_enlargement
-from training.enlarge_state import FEEDBACK_FILE, REVIEW_FILE, STATE_DIR, rebuild_weights
+from training.enlarge_state import FEEDBACK_FILE, JUDGED_FILE, REVIEW_FILE, STATE_DIR, rebuild_weights
 from training.generate import sandbox_for
 
 REQUESTS, FEEDBACK = "test-enlarge.requests", "test-enlarge.feedback"
@@ -56,12 +56,13 @@ class World:
     producer: KafkaProducer
 
     def request(self, rid: str, t: Triplet, **changes) -> None:
+        # a plan the planner was sure of, above the served model's trust bar, unless a test says otherwise
         record = RequestLog(request_id=rid, endpoint="/v1/ask", query=t.query, language=t.language, solution=t.solution,
-                            code=t.code, result=t.answer, status="ok")
+                            code=t.code, result=t.answer, status="ok", confidence=0.99, confidence_needed=0.9)
         self.send(REQUESTS, rid, record.model_copy(update=changes).encode())
 
-    def feedback(self, rid: str, verdict: str) -> None:
-        self.send(FEEDBACK, rid, Feedback(request_id=rid, verdict=verdict).encode())
+    def feedback(self, rid: str, verdict: str, choice: str | None = None) -> None:
+        self.send(FEEDBACK, rid, Feedback(request_id=rid, verdict=verdict, choice=choice).encode())
 
     def send(self, topic: str, key: str, value: bytes) -> None:
         self.producer.send(topic, key=key.encode(), value=value)
@@ -176,13 +177,14 @@ def test_enlargement_keeps_verified_records_and_reviews_the_rest(world):
     assert mismatch["logged_result"] == "not the answer" and answers_match(fresh[35].answer, mismatch["rerun_result"])
 
     outcomes = report["outcomes"]
-    assert outcomes["kept"] == 30 and outcomes["duplicate"] == 1 + 3 + 1 and outcomes["already_processed"] == 1
+    # the five judged good are labels by a person's word (and win the duplicate of good-0), the rest by the trust bar
+    assert outcomes["confirmed"] == 5 and outcomes["kept"] == 25 and outcomes["duplicate"] == 1 + 3 + 1 and outcomes["already_processed"] == 1
     assert outcomes["feedback"] == 3 + 5 + 1 and outcomes["malformed"] == 2
     assert report["records"] == sum(outcomes.values()) == 30 + 1 + 1 + 3 + 9 + 3 + 4 + 2 + 9
     assert report["triplets_written"] == 30 and report["versions"] == [2] and report["lag"] == 0
     assert any(line.startswith("enlarge: ") and "records" in line for line in lines)
     # Prometheus: the names the dashboards use
-    assert registry.get_sample_value("soay_enlarge_records_total", {"outcome": "kept"}) == 30
+    assert registry.get_sample_value("soay_enlarge_records_total", {"outcome": "kept"}) == 25
     assert registry.get_sample_value("soay_enlarge_triplets_written_total") == 30
     assert registry.get_sample_value("soay_enlarge_lag") == 0
     assert registry.get_sample_value("soay_enlarge_batch_seconds_count") >= 1
@@ -365,3 +367,60 @@ def test_served_ambiguous_and_not_found_requests_become_clarification_triplets(w
     assert report["outcomes"] == {"kept_ambiguous": 2, "kept_not_found": 2, "held_out_candidates": 1, "outcome_mismatch": 2}
     assert report["triplets_written"] == 4
     assert any("clarifications 4" in line for line in lines)
+
+
+def _wrong_reading(world: World, t: Triplet) -> Triplet:
+    """A triplet of another solution: what the planner took instead of `t`'s."""
+    return next(u for u in world.existing if u.solution != t.solution and u.combination.id != t.combination.id)
+
+
+def test_an_unjudged_unsure_plan_waits_and_a_pick_makes_the_label(world):
+    """A wrong plan below the trust bar is not kept, though its program verifies; a person's pick
+    among the logged alternatives becomes the triplet of the picked reading, in the same batch or
+    when the pick comes after the plan went to review."""
+    w = world
+    right = w.fresh[61:64]
+    for i, t in enumerate(right):
+        wrong = _wrong_reading(w, t)
+        w.request(f"unsure-{i}", t, query=t.query + " (unsure)", solution=wrong.solution, code=wrong.code, result=wrong.answer, confidence=0.41,
+                  alternatives=[Alternative(combination=wrong.combination.id, solution=wrong.solution, code=wrong.code, probability=0.2),
+                                Alternative(combination=t.combination.id, solution=t.solution, code=t.code, probability=0.3)])
+    w.feedback("unsure-0", "bad", choice=right[0].combination.id)  # picked with the answer
+    w.flush()
+    report, _ = run(w)
+    assert report["outcomes"] == {"corrected": 1, "low_confidence": 2, "feedback": 1}
+    held = {r["request_id"]: r for r in w.reviews() if r["reason"] == "low_confidence"}
+    assert set(held) >= {"unsure-1", "unsure-2"} and held["unsure-1"]["confidence"] == 0.41 and held["unsure-1"]["bar"] == 0.9
+    kept = {t.id: t for t in w.log_triplets()}
+    made = kept[log_triplet_id("unsure-0")]
+    assert (made.query, made.solution, made.code, made.combination.id) == (right[0].query + " (unsure)", right[0].solution, right[0].code,
+                                                                           right[0].combination.id)
+    assert log_triplet_id("unsure-1") not in kept and log_triplet_id("unsure-2") not in kept
+
+    w.feedback("unsure-1", "bad", choice=right[1].combination.id)  # a pick after the plan went to review
+    w.feedback("unsure-2", "bad", choice="no_such_reading")
+    w.flush()
+    report, _ = run(w)
+    assert report["outcomes"] == {"corrected": 1, "unknown_choice": 1, "feedback": 2}
+    made = {t.id: t for t in w.log_triplets()}[log_triplet_id("unsure-1")]
+    assert (made.solution, made.combination.id) == (right[1].solution, right[1].combination.id)
+    judged = [json.loads(line) for line in (w.dataset / STATE_DIR / JUDGED_FILE).read_text().splitlines()]
+    assert {"unsure-0", "unsure-1", "unsure-2"} <= {j["request_id"] for j in judged if not j["right"]}
+
+
+def test_judged_traffic_raises_the_trust_bar(world):
+    """Enough judged plans that were wrong even at high confidence make the traffic's bar refuse
+    an unjudged plan the model's own bar would have trusted."""
+    w = world
+    pool = w.fresh[64:]
+    assert len(pool) >= 60
+    for i, t in enumerate(pool[:55]):  # 55 judged, at 0.95; one in five wrong
+        w.request(f"judged-{i}", t, query=t.query + " (judged)", confidence=0.95)
+        w.feedback(f"judged-{i}", "bad" if i % 5 == 0 else "good")
+    w.request("trusting", pool[55], query=pool[55].query + " (unjudged)", confidence=0.97)
+    w.flush()
+    report, _ = run(w)
+    reasons = {r["request_id"]: r for r in w.reviews() if r["request_id"] == "trusting"}
+    assert reasons["trusting"]["reason"] == "low_confidence" and reasons["trusting"].get("bar") is None  # no bar: nothing is trusted
+    assert log_triplet_id("trusting") not in {t.id for t in w.log_triplets()}
+    assert report["outcomes"]["negative_feedback"] == 11

@@ -2,17 +2,28 @@
 from real-world user logs).
 
 A consumer in the group `kafka.consumer_group` reads the requests and feedback topics in batches.
-For every logged request with a program it re-runs the program in the sandbox (Ray workers, see
-enlarge_verify.py) and keeps the record as a training triplet when the re-run verifies
-(soay/log_triplets.py: it succeeds, reproduces the logged non-empty result, walks the logged
-solution, and is an instance of a combination of the library). Each batch is then made durable
+A logged request is a candidate label only when its reading is known right: a person said "good";
+a person said "bad" and picked one of the planner's alternative readings (Feedback.choice: the
+alternative's program, logged with the request, is the label); or nobody judged it and the
+planner's confidence clears the trust bar, calibrated on validation and on the judged logged
+plans (soay/calibration.py). A verified program proves the code does what it does, not that it is
+what was asked: before the bar, every verified plan was kept and the model's own mistakes became
+labels. A candidate's program is re-run in the sandbox (Ray workers, see enlarge_verify.py) and
+kept as a training triplet when the re-run verifies (soay/log_triplets.py: it succeeds,
+reproduces the logged non-empty result, walks the logged solution, and is an instance of a
+combination of the library). Each batch is then made durable
 (enlarge_state.py: review and feedback files, a new dataset version, the tool-graph weights) and
 only after that are its offsets committed, so a crash replays the batch and the replay finds its
 work done: the effect is exactly once.
 
 Outcomes, one per consumed record (the `outcome` label of soay_enlarge_records_total):
 
-- kept: a new training triplet (split train, code_source log, id log-<hash of the request id>);
+- kept: a new training triplet from a plan nobody judged, above the trust bar (split train,
+  code_source log, id log-<hash of the request id>); confirmed: one a person said was good;
+  corrected: the alternative a person picked after saying bad (its re-run must succeed and be
+  an instance of the picked combination: `choice_mismatch` or `unknown_choice` otherwise);
+- reading_tried: a request answered with a reading the client chose (a person trying an
+  alternative), not judged: counted, not kept, not reviewed;
 - kept_ambiguous / kept_not_found: a clarification triplet (soay/clarifications.py) made from a
   request the service answered with "several scholars carry this name" or "nobody carries it":
   its program is re-run and kept when the re-run's outcome is the logged kind; the answer stored
@@ -33,7 +44,9 @@ Outcomes, one per consumed record (the `outcome` label of soay_enlarge_records_t
   logged: an answer, ambiguous or not found), held_out_candidates (an ambiguous request some of
   whose namesakes are validation or test entities), held_out_entity (about a validation or test entity: kept out of training and out of the
   tool weights, so the evaluation stays unseen),
-  and negative_feedback_after_accept (on the feedback record).
+  negative_feedback_after_accept (on the feedback record), and low_confidence (nobody judged it and
+  the planner was less sure than the bar: the whole record waits there, and a later "good" or a
+  pick makes it a triplet).
 
 Feedback: a "bad" verdict, whenever it arrives, keeps its request out of the dataset; one that
 arrives before or with its request sends the request to review without a re-run. A "bad" verdict
@@ -61,18 +74,21 @@ from prometheus_client import CollectorRegistry, Counter as PromCounter, Gauge, 
 from pydantic import ValidationError
 
 from cluster.broker import ensure_topics
+from soay.calibration import bar, trust_threshold
 from soay.clarifications import AMBIGUOUS, CLARIFICATION_KINDS
 from soay.domains import get_domain
-from soay.log_triplets import Match, dedupe_key, log_triplet, log_triplet_id, rerun_problem
+from soay.log_triplets import Match, dedupe_key, is_empty, log_triplet, log_triplet_id, rerun_problem
 from soay.logs import Feedback, RequestLog, consumed_records, consumed_topic, utc_now
 from soay.settings import Settings
 from soay.solutions import parse_solution
 from soay.splits import HELD_OUT_SPLITS, entity_split, group_split
 from soay.triplets import Triplet
 from training.corpus import ensure_corpus
-from training.enlarge_state import EnlargeState
+from training.enlarge_state import LOW_CONFIDENCE, EnlargeState
 from training.enlarge_verify import VerifierPool
 
+KEPT = ("kept", "confirmed", "corrected", "kept_ambiguous", "kept_not_found")
+"""The outcomes that made a triplet."""
 REVIEW_TEXT_CHARS = 4000
 """Bound on a raw value or error copied into a review line."""
 LAG_EVERY_S = 1.0
@@ -111,7 +127,44 @@ class Decision:
     triplets: list[Triplet] = field(default_factory=list)
     reviews: list[dict[str, Any]] = field(default_factory=list)
     feedback: list[dict[str, Any]] = field(default_factory=list)
+    judged: list[dict[str, Any]] = field(default_factory=list)
+    """The planner's confidence of each judged logged plan and whether it was right."""
     outcomes: Counter = field(default_factory=Counter)
+
+
+@dataclass
+class Verdicts:
+    """What people said about requests, from the feedback file and this batch."""
+
+    negative: set[str]
+    positive: set[str]
+    picks: dict[str, str]
+
+    def add(self, fb: Feedback) -> None:
+        (self.negative if fb.verdict == "bad" else self.positive).add(fb.request_id)
+        if fb.choice:
+            self.picks[fb.request_id] = fb.choice
+
+    def judged(self, request_id: str) -> bool:
+        return request_id in self.negative or request_id in self.positive
+
+    def right(self, request_id: str) -> bool:
+        """A plan is right when someone said good and nobody said bad."""
+        return request_id in self.positive and request_id not in self.negative
+
+
+@dataclass
+class Candidate:
+    """A record on its way to a triplet, once its program (`code`) verifies."""
+
+    message: Any
+    record: RequestLog
+    solution: str
+    key: str
+    code: str
+    outcome: str
+    """kept (trusted without a verdict), confirmed (a "good"), corrected (a person's pick)."""
+    choice: str | None = None
 
 
 @dataclass
@@ -253,7 +306,7 @@ class Enlarger:
             "offsets": {f"{m.topic}/{m.partition}": m.offset + 1 for m in sorted(batch, key=lambda m: m.offset)},
             "time": utc_now(),
         }
-        manifest = self.state.commit(decision.triplets, decision.reviews, decision.feedback, source)
+        manifest = self.state.commit(decision.triplets, decision.reviews, decision.feedback, source, decision.judged)
         if manifest is not None:
             self.versions.append(manifest.version)
         self._acknowledge(batch)
@@ -270,10 +323,17 @@ class Enlarger:
         return decision
 
     def decide(self, batch: list[Any]) -> Decision:
-        """What to keep, review and record for a batch (nothing is written here)."""
+        """What to keep, review and record for a batch (nothing is written here).
+
+        A record becomes a triplet only when its reading is known right: a person said "good", a
+        person picked it instead ("bad" with a `choice`: the chosen alternative's program), or
+        nobody judged it and the planner's confidence clears the trust bar (soay/calibration.py),
+        which the verdicts of this batch and earlier ones calibrate before the unjudged records are
+        decided. Whatever the label, the program must verify by its re-run."""
         d = Decision()
         requests: list[tuple[Any, RequestLog]] = []
-        negative = set(self.state.negative)
+        verdicts = Verdicts(set(self.state.negative), set(self.state.positive), dict(self.state.picks))
+        late: list[tuple[Any, RequestLog]] = []
         flagged: set[str] = set()
         for m in sorted(batch, key=lambda m: (m.topic, m.partition, m.offset)):
             try:
@@ -287,55 +347,113 @@ class Enlarger:
                              key=m.key.decode("utf-8", "replace") if m.key else None,
                              value=(m.value or b"").decode("utf-8", "replace")[:REVIEW_TEXT_CHARS])
                 continue
-            d.feedback.append({**fb.model_dump(), **_coordinates(m)})
+            line = {**fb.model_dump(), **_coordinates(m)}
+            d.feedback.append(line)
             d.outcomes[self._late_verdict(d, m, fb, flagged) if fb.verdict == "bad" else "feedback"] += 1
-            if fb.verdict == "bad":
-                negative.add(fb.request_id)
-        candidates: list[tuple[Any, RequestLog, str, str]] = []
+            verdicts.add(fb)
+            held = self.state.held.get(fb.request_id)
+            if held is not None and self.state.new_feedback(line) and log_triplet_id(fb.request_id) not in self.state.triplet_ids:
+                late.append((m, RequestLog.model_validate(held["record"])))  # a verdict on a plan that waited for one
+        labelled: list[Candidate] = []
+        unjudged: list[tuple[Any, RequestLog, str, str]] = []
         seen: set[str] = set()
         for m, r in requests:
             if r.request_id in seen or self.state.done(r.request_id):
                 d.outcomes["already_processed"] += 1
                 continue
             seen.add(r.request_id)
-            if not r.code.strip():
-                self._review(d, m, r.request_id, "no_code", r, detail=r.error)
-            elif r.status != "ok" and not (r.kind in CLARIFICATION_KINDS and r.status == "execution_error"):
-                # a not-found program may fail on its empty search: its error is the logged outcome
-                self._review(d, m, r.request_id, "logged_error", r, detail=r.error)
-            elif (solution := _canonical(r.solution)) not in self.library:
-                self._review(d, m, r.request_id, "unknown_solution", r)
-            elif r.request_id in negative:
-                self._review(d, m, r.request_id, "negative_feedback", r)
-            elif (key := dedupe_key(r.query, solution)) in self.state.keys:
-                d.outcomes["duplicate"] += 1
+            self._sort(d, m, r, verdicts, labelled, unjudged)
+        for m, r in late:
+            if r.request_id not in seen:
+                seen.add(r.request_id)
+                self._sort(d, m, r, verdicts, labelled, unjudged)
+        needed = self._trust_bar(d)
+        candidates = list(labelled)
+        for m, r, solution, key in unjudged:
+            bar_r = bar(r.confidence_needed, needed[0], needed[1], self.cfg.min_judged)
+            if r.confidence is not None and bar_r is not None and r.confidence >= bar_r:
+                candidates.append(Candidate(m, r, solution, key, r.code, "kept"))
             else:
-                candidates.append((m, r, solution, key))
+                self._review(d, m, r.request_id, LOW_CONFIDENCE, r, detail=f"confidence {r.confidence} below the trust bar {bar_r}",
+                             confidence=r.confidence, bar=bar_r, record=r.model_dump())
         assert self.pool is not None
-        checks = self.pool.check([(r.code, solution) for _, r, solution, _ in candidates]) if candidates else {}
+        checks = self.pool.check([(c.code, c.solution) for c in candidates]) if candidates else {}
         kept_keys: set[str] = set()
-        for m, r, solution, key in candidates:
-            check = checks[(r.code, solution)]
-            if r.kind in CLARIFICATION_KINDS:
-                self._clarification(d, m, r, solution, key, check, kept_keys)
+        for c in candidates:
+            check = checks[(c.code, c.solution)]
+            if c.record.kind in CLARIFICATION_KINDS and c.outcome != "corrected":
+                self._clarification(d, c.message, c.record, c.solution, c.key, check, kept_keys)
                 continue
-            problem = rerun_problem(check.ok, r.result, check.result) or check.problem
-            if problem:
-                self._review(d, m, r.request_id, problem, r, detail=check.error, rerun_result=check.result)
-            elif check.kind != r.kind:
-                self._review(d, m, r.request_id, "outcome_mismatch", r, detail=f"the re-run's outcome is {check.kind}",
-                             rerun_result=check.clarification)
-            elif self.cfg.hold_out_test_entities and check.entity_id and (split := self._split(check.entity_id)) in HELD_OUT_SPLITS:
-                self._review(d, m, r.request_id, "held_out_entity", r, detail=f"entity {check.entity_id} is in the {split} split")
-            elif key in kept_keys:
-                d.outcomes["duplicate"] += 1
-            else:
-                kept_keys.add(key)
-                assert check.combination_id is not None and check.values is not None
-                match = Match(self.domain.combinations.by_id[check.combination_id], check.values)
-                d.triplets.append(log_triplet(r.request_id, self.domain.name, r.query, r.language, solution, r.code, r.result, match, check.entity_id))
-                d.outcomes["kept"] += 1
+            self._verified(d, c, check, kept_keys)
         return d
+
+    def _sort(self, d: Decision, m: Any, r: RequestLog, verdicts: Verdicts, labelled: list[Candidate],
+              unjudged: list[tuple[Any, RequestLog, str, str]]) -> None:
+        """Review what cannot be a triplet; put a record with a person's label in `labelled` and
+        one nobody judged in `unjudged` (and note a judged plan's confidence for the trust bar)."""
+        if r.confidence is not None and r.reading is None and verdicts.judged(r.request_id):
+            d.judged.append({"request_id": r.request_id, "confidence": r.confidence, "right": verdicts.right(r.request_id),
+                             "models": r.models, "time": r.time})
+        choice = verdicts.picks.get(r.request_id) if r.request_id in verdicts.negative else None
+        if choice is not None:
+            alternative = next((a for a in r.alternatives if a.combination == choice), None)
+            if alternative is None:
+                self._review(d, m, r.request_id, "unknown_choice", r, detail=f"{choice!r} is none of the record's alternatives")
+            else:
+                solution = _canonical(alternative.solution)
+                labelled.append(Candidate(m, r, solution, dedupe_key(r.query, solution), alternative.code, "corrected", choice))
+        elif not r.code.strip():
+            self._review(d, m, r.request_id, "no_code", r, detail=r.error)
+        elif r.status != "ok" and not (r.kind in CLARIFICATION_KINDS and r.status == "execution_error"):
+            # a not-found program may fail on its empty search: its error is the logged outcome
+            self._review(d, m, r.request_id, "logged_error", r, detail=r.error)
+        elif (solution := _canonical(r.solution)) not in self.library:
+            self._review(d, m, r.request_id, "unknown_solution", r)
+        elif r.request_id in verdicts.negative:
+            self._review(d, m, r.request_id, "negative_feedback", r)
+        elif (key := dedupe_key(r.query, solution)) in self.state.keys:
+            d.outcomes["duplicate"] += 1
+        elif r.request_id in verdicts.positive:
+            labelled.append(Candidate(m, r, solution, key, r.code, "confirmed"))
+        elif r.reading is not None:
+            d.outcomes["reading_tried"] += 1  # a person trying an alternative: a label only with a verdict
+        else:
+            unjudged.append((m, r, solution, key))
+
+    def _trust_bar(self, d: Decision) -> tuple[float | None, int]:
+        """The traffic's trust bar from the last `judged_window` judged logged plans (this batch's
+        included), and how many there were."""
+        judged = (self.state.judged + d.judged)[-self.cfg.judged_window:]
+        threshold = trust_threshold([j["confidence"] for j in judged], [j["right"] for j in judged], self.cfg.trust_precision)
+        return threshold, len(judged)
+
+    def _verified(self, d: Decision, c: Candidate, check: Any, kept_keys: set[str]) -> None:
+        """Keep a candidate whose re-run verifies, or review it with why not. A corrected record's
+        program never ran for the service, so its re-run is checked against the person's choice
+        instead of a logged result."""
+        r = c.record
+        if c.outcome == "corrected":
+            problem = ("exec_error" if not check.ok else "empty_result" if is_empty(check.result) else None) or check.problem
+            if not problem and check.combination_id != c.choice:
+                problem = "choice_mismatch"
+        else:
+            problem = rerun_problem(check.ok, r.result, check.result) or check.problem
+        if problem:
+            self._review(d, c.message, r.request_id, problem, r, detail=check.error, rerun_result=check.result, label=c.outcome)
+        elif check.kind != ("answer" if c.outcome == "corrected" else r.kind):
+            self._review(d, c.message, r.request_id, "outcome_mismatch", r, detail=f"the re-run's outcome is {check.kind}",
+                         rerun_result=check.clarification, label=c.outcome)
+        elif self.cfg.hold_out_test_entities and check.entity_id and (split := self._split(check.entity_id)) in HELD_OUT_SPLITS:
+            self._review(d, c.message, r.request_id, "held_out_entity", r, detail=f"entity {check.entity_id} is in the {split} split")
+        elif c.key in kept_keys or c.key in self.state.keys:
+            d.outcomes["duplicate"] += 1
+        else:
+            kept_keys.add(c.key)
+            assert check.combination_id is not None and check.values is not None
+            match = Match(self.domain.combinations.by_id[check.combination_id], check.values)
+            d.triplets.append(log_triplet(r.request_id, self.domain.name, r.query, r.language, c.solution, c.code, check.result, match,
+                                          check.entity_id))
+            d.outcomes[c.outcome] += 1
 
     def _clarification(self, d: Decision, m: Any, r: RequestLog, solution: str, key: str, check: Any, kept_keys: set[str]) -> None:
         """Keep a served ambiguous or not-found request as its clarification triplet, or review it."""
@@ -450,12 +568,12 @@ class Enlarger:
 
     def _progress(self, seconds: float, recent_rate: float | None) -> None:
         o = self.outcomes
-        kept = ("kept", "kept_ambiguous", "kept_not_found")
-        review = sum(v for k, v in o.items() if k not in (*kept, "duplicate", "already_processed", "feedback"))
+        kept = KEPT
+        review = sum(v for k, v in o.items() if k not in (*kept, "duplicate", "already_processed", "feedback", "reading_tried"))
         rate = f"{recent_rate:,.0f}/s now, " if recent_rate is not None else ""
         self.log(
             f"enlarge: {self.records:,} records in {seconds:.1f} s ({rate}{self.records / max(seconds, 1e-9):,.0f}/s overall) "
-            f"kept {o['kept']:,} clarifications {o['kept_ambiguous'] + o['kept_not_found']:,} review {review:,} duplicate {o['duplicate']:,} replayed {o['already_processed']:,} "
+            f"kept {o['kept']:,} confirmed {o['confirmed']:,} corrected {o['corrected']:,} clarifications {o['kept_ambiguous'] + o['kept_not_found']:,} review {review:,} duplicate {o['duplicate']:,} replayed {o['already_processed']:,} "
             f"feedback {o['feedback']:,} lag {self.lag if self.lag is not None else '?'}"
         )
 

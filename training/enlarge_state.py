@@ -1,13 +1,16 @@
 """What the dataset-enlargement job knows on disk, and the one durable step of each batch.
 
-Beside the dataset (`<dataset>/enlarge/`) live two append-only JSONL files: `review.jsonl`, every
-rejected record with its reason, and `feedback.jsonl`, every verdict the job has consumed (a
-verdict may arrive before its request, and must outlive the commit of its offset). The tool-graph
-weights live in `<dataset>/tool_weights.json`.
+Beside the dataset (`<dataset>/enlarge/`) live three append-only JSONL files: `review.jsonl`, every
+rejected record with its reason (a plan below the trust bar is kept there whole, `low_confidence`,
+until a verdict on it arrives), `feedback.jsonl`, every verdict the job has consumed (a verdict may
+arrive before its request, and must outlive the commit of its offset), and `judged.jsonl`, the
+planner's confidence of each logged question a person judged and whether it was right: what the
+trust bar is calibrated on (soay/calibration.py). The tool-graph weights live in
+`<dataset>/tool_weights.json`.
 
 A batch becomes durable in this order, and only then are its offsets committed:
 
-1. feedback lines appended and fsync'd;
+1. feedback and judged lines appended and fsync'd;
 2. review lines appended and fsync'd;
 3. the kept triplets written as a new dataset version (`soay.dataset.write_version`: shards,
    then the manifest replaced atomically — the commit point of the triplets);
@@ -40,6 +43,9 @@ from soay.triplets import Triplet
 STATE_DIR = "enlarge"
 REVIEW_FILE = "review.jsonl"
 FEEDBACK_FILE = "feedback.jsonl"
+JUDGED_FILE = "judged.jsonl"
+LOW_CONFIDENCE = "low_confidence"
+"""The review reason of a plan nobody judged whose confidence is below the trust bar."""
 LOCK_FILE = ".lock"
 
 FAILED_PATH = {"exec_error", "empty_result", "mismatch", "path_mismatch", "logged_error", "negative_feedback", "negative_feedback_after_accept"}
@@ -87,6 +93,11 @@ class EnlargeState:
         feedback = _read_jsonl(self.dir / FEEDBACK_FILE)
         self.feedback_seen: set[tuple] = {_feedback_identity(f) for f in feedback}
         self.negative: set[str] = {f["request_id"] for f in feedback if f["verdict"] == "bad"}
+        self.positive: set[str] = {f["request_id"] for f in feedback if f["verdict"] == "good"}
+        self.picks: dict[str, str] = {f["request_id"]: f["choice"] for f in feedback if f.get("choice")}
+        self.held: dict[str, dict[str, Any]] = {r["request_id"]: r for r in self.reviews if r["reason"] == LOW_CONFIDENCE}
+        """Request id -> its low_confidence review row (the whole record): what a late verdict acts on."""
+        self.judged: list[dict[str, Any]] = _read_jsonl(self.dir / JUDGED_FILE)
         self.weights = self._current_weights()
 
     # --- what is known ----------------------------------------------------------------------
@@ -105,7 +116,8 @@ class EnlargeState:
     # --- the durable step -------------------------------------------------------------------
 
     def commit(
-        self, triplets: list[Triplet], reviews: list[dict[str, Any]], feedback: list[dict[str, Any]], source: dict[str, Any]
+        self, triplets: list[Triplet], reviews: list[dict[str, Any]], feedback: list[dict[str, Any]], source: dict[str, Any],
+        judged: list[dict[str, Any]] = (),
     ) -> Manifest | None:
         """Make one batch's decisions durable (see the module docstring for the order). Returns the
         new manifest when triplets were written."""
@@ -113,6 +125,9 @@ class EnlargeState:
         # shipped records again, beside copies the enlargement had not yet read
         feedback = [f for f in {_feedback_identity(f): f for f in feedback}.values() if self.new_feedback(f)]
         _append_jsonl(self.dir / FEEDBACK_FILE, feedback)
+        known = {j["request_id"] for j in self.judged}
+        judged = [j for j in {j["request_id"]: j for j in judged}.values() if j["request_id"] not in known]
+        _append_jsonl(self.dir / JUDGED_FILE, judged)
         reviews = [r for r in {(r["request_id"], r["reason"]): r for r in reviews}.values() if (r["request_id"], r["reason"]) not in self.reviewed]
         _append_jsonl(self.dir / REVIEW_FILE, reviews)
         manifest = None
@@ -131,10 +146,17 @@ class EnlargeState:
             self.feedback_seen.add(_feedback_identity(f))
             if f["verdict"] == "bad":
                 self.negative.add(f["request_id"])
+            else:
+                self.positive.add(f["request_id"])
+            if f.get("choice"):
+                self.picks[f["request_id"]] = f["choice"]
+        self.judged.extend(judged)
         for r in reviews:
             self.reviews.append(r)
             self.reviewed.add((r["request_id"], r["reason"]))
             self.reviewed_ids.add(r["request_id"])
+            if r["reason"] == LOW_CONFIDENCE:
+                self.held[r["request_id"]] = r
         for t in triplets:
             self.triplet_ids.add(t.id)
             self.keys.add(dedupe_key(t.query, t.solution))
@@ -183,7 +205,7 @@ def _observe_review(weights: ToolWeights, review: dict[str, Any]) -> None:
 def _feedback_identity(line: dict[str, Any]) -> tuple:
     """A verdict is the same verdict when request, verdict and time agree (not the offset: an
     in-memory broker restarts its offsets at 0)."""
-    return (line["request_id"], line["verdict"], line.get("time"), line.get("comment"))
+    return (line["request_id"], line["verdict"], line.get("time"), line.get("comment"), line.get("choice"))
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:

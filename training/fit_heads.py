@@ -21,9 +21,11 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from soay.calibration import TRUST_PRECISION, trust_threshold
 from soay.dataset import iter_triplets, load_manifest
 from soay.domains import Domain, domain_for
 from soay.heads import OUT_OF_SCOPE, TAGGER_FILE, Heads
+from soay.log_triplets import LOG_SOURCE
 from soay.mentions import Lexicon, find_mentions, mask_code, names_organisation, titles
 from soay.tagging.examples import tagged_questions
 from soay.tagging.tagger import MentionTagger, train_tagger
@@ -81,6 +83,14 @@ class HeadsConfig(BaseModel):
     soay/mentions.py; the tagger is saved in the model directory and serves with it."""
     tagger_per_template: int = Field(4, ge=1)
     """Open-world fillings of each training phrasing the tagger learns from."""
+    trust_precision: float = Field(TRUST_PRECISION, gt=0, le=1)
+    """The planner's trust bar (soay/calibration.py) is the lowest probability at which its readings
+    of validation questions are right at least this share of the time."""
+    user_weight: float = Field(3.0, ge=0)
+    """Weight in the planner head's loss of a question people asked (a triplet the enlargement
+    made from the request log) against one written from a template: a user's wording is rare
+    beside the synthetic bulk, and it is the distribution the service is asked in
+    (benchmarks/REPORT-loop.md measures 1 against higher weights)."""
     max_iter: int = Field(2000, ge=10)
     max_model_len: int = Field(256, ge=32)
     batch_size: int = Field(64, ge=1)
@@ -203,6 +213,7 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
     kept = distinct_questions(triplets, vocabulary, config.max_questions)
     questions = [t.query for t in kept]
     labels = [t.combination.id for t in kept]
+    weights = [config.user_weight if t.code_source == LOG_SOURCE else 1.0 for t in kept]
     programs = [mask_code(t.code, t.query, vocabulary).strip() for t in kept]
     unsupported = min(config.unsupported_questions, math.ceil(config.unsupported_share * len(questions)))
     refusals_train, refusals_val = out_of_scope_split(unsupported) if config.out_of_scope else ([], [])
@@ -214,6 +225,7 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
     n_train = len(questions) + len(refusals_train)
     x, x_val = features[:n_train], features[n_train:]
     y = labels + [OUT_OF_SCOPE] * len(refusals_train)
+    w = np.array(weights + [1.0] * len(refusals_train))
     y_val = [t.combination.id for t in validation] + [OUT_OF_SCOPE] * len(refusals_val)
     languages = [t.language for t in validation] + [language_of(q) for q in refusals_val]
     mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
@@ -223,12 +235,13 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
     exemplar_labels, exemplar_programs = [labels[i] for i in np.flatnonzero(clean)], [programs[i] for i in np.flatnonzero(clean)]
     tried = []
     for c in config.C_grid or [config.C]:
-        heads = _fit(x, y, mean, scale, c, config.max_iter, exemplars, exemplar_labels, exemplar_programs, vocabulary)
+        heads = _fit(x, y, w, mean, scale, c, config.max_iter, exemplars, exemplar_labels, exemplar_programs, vocabulary)
         tried.append((_validate(heads, x_val, y_val, config.max_false_refusals, config.min_correct_refusals, languages), c, heads))
     # the best accuracy, then the fewest false refusals, then the likeliest truth: the log-loss
     # separates Cs that decide every validation question alike (small datasets), by how sure they are
     (chosen, c, heads) = max(tried, key=lambda r: (r[0]["combination_accuracy"] or 0, -(r[0]["false_refusals"] or 0), -r[0]["log_loss"]))
     heads.out_of_scope_threshold = chosen["threshold"]
+    trust = calibrate(heads, x_val, y_val, config.trust_precision)
     heads.sentence_encoder = config.sentence_encoder
     heads.save(model_dir)
     link = model_dir / BASE_LINK
@@ -241,10 +254,10 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
         "config": config.model_dump(mode="json"),
         "base": str(base_dir),
         "dataset": {"root": str(dataset_root), "version": manifest.version, "train_triplets": len(triplets)},
-        "examples": {"questions": len(questions), "out_of_scope": len(refusals_train), "unsupported": unsupported if config.out_of_scope else 0,
+        "examples": {"questions": len(questions), "user_questions": sum(t.code_source == LOG_SOURCE for t in kept), "out_of_scope": len(refusals_train), "unsupported": unsupported if config.out_of_scope else 0,
                      "classes": len(heads.labels), "vocabulary": len(vocabulary),
                      "exemplars": int(clean.sum())},
-        "validation": {"chosen": {"C": c, **chosen}, "tried": [{"C": c, **v} for v, c, _ in tried],
+        "validation": {"chosen": {"C": c, **chosen}, "trust": trust, "tried": [{"C": c, **v} for v, c, _ in tried],
                        "questions": len(validation), "out_of_scope": len(refusals_val)},
         "metrics": {"encode_seconds": round(encoded_s, 1), "questions_per_s": round(len(texts) / max(encoded_s, 1e-9), 1),
                     "train_accuracy": round(float(np.mean([label == truth for (label, _), truth in zip(heads.plan(x), y)])), 4)},
@@ -284,14 +297,27 @@ def _round_robin(triplets: list[Any]) -> list[Any]:
 
 
 def _fit(
-    x: np.ndarray, y: list[str], mean: np.ndarray, scale: np.ndarray, c: float, max_iter: int,
+    x: np.ndarray, y: list[str], w: np.ndarray, mean: np.ndarray, scale: np.ndarray, c: float, max_iter: int,
     exemplars: np.ndarray, labels: list[str], programs: list[str], vocabulary: frozenset[str],
 ) -> Heads:
     from sklearn.linear_model import LogisticRegression
 
-    head = LogisticRegression(C=c, max_iter=max_iter).fit((x - mean) / scale, y)
+    head = LogisticRegression(C=c, max_iter=max_iter).fit((x - mean) / scale, y, sample_weight=w)
     return Heads(mean, scale, head.coef_.astype(np.float32), head.intercept_.astype(np.float32), [str(k) for k in head.classes_],
                  exemplars.astype(np.float32), labels, programs, vocabulary)
+
+
+def calibrate(heads: Heads, x: np.ndarray, y: list[str], precision: float) -> dict[str, Any]:
+    """Set the planner's trust bar from the validation questions it does not refuse (a refused
+    question runs nothing and is never a label), and say what it keeps and how right that is."""
+    plans = heads.plan(x)
+    answered = [(p, label == truth) for (label, p), truth in zip(plans, y) if label != OUT_OF_SCOPE]
+    confidence, right = [p for p, _ in answered], [ok for _, ok in answered]
+    heads.trust_threshold = trust_threshold(confidence, right, precision)
+    trusted = [ok for p, ok in answered if heads.trust_threshold is not None and p >= heads.trust_threshold]
+    return {"threshold": heads.trust_threshold, "precision_target": precision, "questions": len(answered),
+            "trusted_share": round(len(trusted) / len(answered), 4) if answered else None,
+            "trusted_precision": round(float(np.mean(trusted)), 4) if trusted else None}
 
 
 THRESHOLDS = np.round(np.linspace(0.05, 1.0, 96), 2)
