@@ -235,9 +235,11 @@ def entity_of(spec: ApiSpec, calls: list[dict[str, Any]], env: Environment | Non
 
 
 def log_triplet(
-    request_id: str, domain: str, query: str, language: str, solution: str, code: str, answer: Any, match: Match, entity_id: str
+    request_id: str, domain: str, query: str, language: str, solution: str, code: str, answer: Any, match: Match, entity_id: str,
+    split: str = "train",
 ) -> Triplet:
-    """The training triplet of a verified, matched log record (split train, code_source log)."""
+    """The triplet of a verified, matched log record (code_source log; split train, or the held-out
+    slice of person-labelled questions, soay/splits.py LOGGED)."""
     c = match.combination
     return Triplet(
         id=log_triplet_id(request_id),
@@ -251,7 +253,7 @@ def log_triplet(
         answer=answer,
         template_id=f"{c.id}/{LOG_SOURCE}",
         hops=c.hops,
-        split="train",
+        split=split,
         entity_id=entity_id,
         code_source=LOG_SOURCE,
     )

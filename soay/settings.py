@@ -149,9 +149,9 @@ class ServeSettings(Section):
     host: str = "127.0.0.1"
     port: int = Field(8400, ge=1, le=65535)
     model_dir: Path | None = None
-    """HF checkpoint that both LLM deployments load (one base model, two prompts); None means
-    <data.root>/<domain>/runs/heads/model, where `soay train` writes with the default recipe (or
-    what the retraining loop promoted last)."""
+    """HF checkpoint that both LLM deployments load (one base model, two prompts); None means what
+    the retraining loop promoted last, else <data.root>/<domain>/runs/heads/model (where `soay
+    train` writes with the default recipe), else runs/demo/model (where `soay demo` writes)."""
     model_name: str = "soay"
     """The model name clients give on /v1/chat/completions."""
     planner_model: str = "soay-planner"
@@ -198,7 +198,13 @@ class ServeSettings(Section):
     for a second engine (then each stage is down while its replacement starts)."""
 
     def model_path(self, data: DataSettings) -> Path:
-        return self.model_dir or data.root / data.domain / "runs" / "heads" / "model"
+        """`model_dir`, else the first trained of the usual places: what `soay train` writes
+        (runs/heads/model), then what `soay demo` writes (runs/demo/model)."""
+        if self.model_dir is not None:
+            return self.model_dir
+        runs = data.root / data.domain / "runs"
+        usual = [runs / "heads" / "model", runs / "demo" / "model"]
+        return next((path for path in usual if (path / "run.json").is_file()), usual[0])
 
     def keys_path(self, data: DataSettings) -> Path:
         return self.api_keys_file or data.root / "api_keys.yaml"
@@ -241,8 +247,9 @@ class KafkaSettings(Section):
 
 
 class RetrainSettings(Section):
-    """The retraining loop: once enough new triplets arrived, LoRA from the promoted model, SoAyEval,
-    promotion only if the Score does not regress, and the running service swapped to it."""
+    """The retraining loop: once enough new triplets arrived, the heads refitted (or an SFT recipe
+    from the promoted model), SoAyEval and the logged questions' accuracy, promotion only if
+    neither regresses (training/retrain.py), and the running service swapped to it."""
 
     min_new_triplets: int = Field(500, ge=1)
     """Training triplets added since the promoted model's dataset version that trigger a retraining."""
@@ -256,6 +263,11 @@ class RetrainSettings(Section):
     tolerance: float = 0.0
     """Score points the candidate may lose against the promoted model and still be promoted; a
     negative value demands that much gain."""
+    user_tolerance: float = Field(1.0, ge=0)
+    """Score points it may lose instead when it is better for users: right on at least
+    `min_user_gain` points more of the logged, person-labelled questions held out for the gate
+    (the dataset's `logged` split). Never promoted when worse on them."""
+    min_user_gain: float = Field(1.0, ge=0)
     runs_dir: Path | None = None
     """Where attempts (retrain/NNNN) and the promotion pointer (promoted.json) live; None means <data.root>/<domain>/runs."""
     swap: bool = True
@@ -294,6 +306,9 @@ class EnlargeSettings(Section):
     """A logged plan nobody judged becomes a label only above the planner's trust bar, and the bar
     rises until the judged logged plans above it (good or bad verdicts) are right this often
     (soay/calibration.py). Below it, the record waits in review for a verdict."""
+    logged_holdout: float = Field(0.2, ge=0, lt=1)
+    """Share of the questions people labelled (a "good", or a pick) kept out of training, in the
+    dataset's `logged` split: the retraining's promotion gate measures candidates on them."""
     min_judged: int = Field(50, ge=1)
     """Judged logged questions needed before the traffic's own bar counts beside the model's."""
     judged_window: int = Field(2000, ge=1)

@@ -16,6 +16,16 @@ from soay.combinations import Combination
 TRAIN, VALIDATION, TEST = "train", "validation", "test"
 SPLITS = (TRAIN, VALIDATION, TEST)
 HELD_OUT_SPLITS = (VALIDATION, TEST)
+LOGGED = "logged"
+"""Questions people asked and labelled (a "good", or a pick among the alternatives) that are kept
+out of training: the retraining's promotion gate measures candidates on them, so that a model is
+judged on the wording it is asked in, not only on the templates' (training/retrain.py)."""
+
+
+def logged_split(request_id: str, holdout: float) -> str:
+    """LOGGED for a stable `holdout` share of person-labelled logged questions, else TRAIN."""
+    bucket = int.from_bytes(hashlib.blake2b(request_id.encode(), digest_size=4).digest(), "big") % 10_000
+    return LOGGED if bucket < holdout * 10_000 else TRAIN
 
 
 def entity_split(entity_id: str, test_fraction: float, validation_fraction: float = 0.0) -> str:

@@ -20,6 +20,7 @@ import pytest
 from conftest import TEST_CORPUS_SIZE, stop
 from soay.dataset import iter_triplets, write_version
 from soay.settings import Settings
+from serving.rollout import swap
 from training.retrain import retrain
 
 TINY = ["shape.hidden_size=64", "shape.intermediate_size=128", "shape.num_hidden_layers=2", "shape.num_attention_heads=2",
@@ -70,7 +71,7 @@ def first_attempt(base, data_root):
     write_version(dataset, "aminer", logged, {"kind": "log"})
     settings = loop_settings(base, data_root, min_new_triplets=LOG_TRIPLETS, tolerance=0.0, swap=True,
                              overrides=["batch_size=8", "workers=1", "max_steps=2", "learning_rate=0"])
-    return retrain(settings, dataset)
+    return retrain(settings, dataset, swap=swap)  # as `soay retrain` does (cli/main.py)
 
 
 def test_too_few_new_triplets_train_nothing(base, data_root):
@@ -208,3 +209,40 @@ def test_a_retraining_while_another_runs_trains_nothing_and_a_dead_holder_frees_
         stop(holder)
     with FileLock(lock_path).acquire(timeout=0):  # a killed holder leaves no stale lock behind
         pass
+
+
+def test_retrain_right_after_the_demo_finds_the_demo_model(base, tmp_path):
+    """`soay retrain` with no setting, on a data root laid out as `soay demo` leaves it: the model
+    at runs/demo/model is the one it starts from, and it says so."""
+    import os
+
+    from conftest import ROOT, SOAY
+
+    _, dataset, model = base
+    domain = tmp_path / "aminer"
+    (domain / "runs" / "demo").mkdir(parents=True)
+    (domain / "runs" / "demo" / "model").symlink_to(model, target_is_directory=True)
+    (domain / "dataset").symlink_to(dataset, target_is_directory=True)
+    env = {**os.environ, "SOAY_DATA__ROOT": str(tmp_path)}
+    env.pop("SOAY_SERVE__MODEL_DIR", None)
+    done = subprocess.run([*SOAY, "retrain", "--json", "--min-new-triplets", "100000"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    record = json.loads(done.stdout.strip().splitlines()[-1])
+    assert record["decision"] == "skipped" and record["model"] == str(domain / "runs" / "demo" / "model")
+    assert "runs/demo/model" in done.stderr
+
+
+@pytest.mark.parametrize(("scores", "users", "promoted"), [
+    ((91.5, 92.0), (80.0, 70.0), True),    # better for users by 10 points, 0.5 Score points down: within user_tolerance
+    ((90.5, 92.0), (80.0, 70.0), False),   # better for users, but 1.5 points down: beyond it
+    ((91.5, 92.0), (70.5, 70.0), False),   # a gain for users below min_user_gain: the plain tolerance (0) holds
+    ((93.0, 92.0), (69.0, 70.0), False),   # worse for users: never, whatever the Score
+    ((92.0, 92.0), (None, None), True),    # no logged questions: the Score alone
+])
+def test_the_gate_weighs_logged_questions_against_the_test_split(scores, users, promoted):
+    from soay.settings import RetrainSettings
+    from training.retrain import decide
+
+    gate = decide(*scores, *users, RetrainSettings(tolerance=0.0, user_tolerance=1.0, min_user_gain=1.0))
+    assert gate["promoted"] is promoted, gate

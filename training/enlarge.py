@@ -81,7 +81,7 @@ from soay.log_triplets import Match, dedupe_key, is_empty, log_triplet, log_trip
 from soay.logs import Feedback, RequestLog, consumed_records, consumed_topic, utc_now
 from soay.settings import Settings
 from soay.solutions import parse_solution
-from soay.splits import HELD_OUT_SPLITS, entity_split, group_split
+from soay.splits import HELD_OUT_SPLITS, TRAIN, entity_split, group_split, logged_split
 from soay.triplets import Triplet
 from training.corpus import ensure_corpus
 from training.enlarge_state import LOW_CONFIDENCE, EnlargeState
@@ -451,8 +451,10 @@ class Enlarger:
             kept_keys.add(c.key)
             assert check.combination_id is not None and check.values is not None
             match = Match(self.domain.combinations.by_id[check.combination_id], check.values)
+            # a person's label may be held out for the promotion gate; a trusted plan is no label to measure by
+            split = TRAIN if c.outcome == "kept" else logged_split(r.request_id, self.cfg.logged_holdout)
             d.triplets.append(log_triplet(r.request_id, self.domain.name, r.query, r.language, c.solution, c.code, check.result, match,
-                                          check.entity_id))
+                                          check.entity_id, split))
             d.outcomes[c.outcome] += 1
 
     def _clarification(self, d: Decision, m: Any, r: RequestLog, solution: str, key: str, check: Any, kept_keys: set[str]) -> None:

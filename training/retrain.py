@@ -24,8 +24,6 @@ Why it is shaped this way:
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -36,11 +34,14 @@ from filelock import FileLock, Timeout
 from pydantic import BaseModel
 
 from cluster.ray_runtime import init_ray
-from soay.dataset import MANIFEST, Manifest, load_manifest
+from soay.dataset import MANIFEST, Manifest, iter_triplets, load_manifest
 from soay.domains import domain_for
-from soay.settings import Settings
-from soay.heads import is_model_dir
-from training.evaluate import run_eval
+from soay.files import atomic_write_text
+from soay.settings import RetrainSettings, Settings
+from soay.heads import HEADS_FILE, is_model_dir
+from soay.splits import LOGGED
+from soay.triplets import Triplet
+from training.evaluate import predict_with_heads, run_eval
 from training.fit_heads import fit_heads, is_heads_recipe, load_heads_config
 from training.sft import load_config
 from training.train_job import run_sft
@@ -48,6 +49,9 @@ from training.train_job import run_sft
 DEFAULT_RECIPE = Path(__file__).resolve().parents[1] / "configs" / "heads.yaml"
 
 Log = Callable[[str], None]
+Swap = Callable[..., dict[str, Any]]
+"""Swaps the running service to a promoted model: called as swap(settings, model_dir, log=log) and
+returns what happened (serving/rollout.py `swap`; the CLI passes it, training never imports serving)."""
 
 
 class Pointer(BaseModel):
@@ -71,9 +75,10 @@ def current_model(settings: Settings) -> Pointer:
     pointer = settings.retrain.pointer_path(settings.data)
     if pointer.is_file():
         return Pointer.model_validate_json(pointer.read_text(encoding="utf-8"))
-    model = settings.serve.model_path(settings.data).resolve()
+    model = settings.serve.model_path(settings.data).absolute()
     if not is_model_dir(model):
-        raise FileNotFoundError(f"no model to retrain from at {model}: run `soay train` first or set serve.model_dir")
+        raise FileNotFoundError(f"no model to retrain from: none promoted, none at {model} (nor where `soay train` and `soay demo` "
+                                "write theirs): run `soay demo` or `soay train` first, or set serve.model_dir")
     run = model / "run.json"
     version = json.loads(run.read_text())["dataset"]["version"] if run.is_file() else 0
     return Pointer(model=str(model), data_version=version)
@@ -114,12 +119,47 @@ def score(model: Path, dataset: Path, version: int, settings: Settings, log: Log
     return float(report["score"]), stored
 
 
-def retrain(settings: Settings, dataset_root: Path | None = None, force: bool = False, log: Log = print) -> dict[str, Any]:
+def logged_questions(dataset: Path) -> list[Triplet]:
+    """The person-labelled logged questions held out for the gate (soay/splits.py LOGGED)."""
+    return list(iter_triplets(dataset, split=LOGGED))
+
+
+def users_accuracy(model: Path, questions: list[Triplet], settings: Settings, log: Log) -> float | None:
+    """Percent of `questions` whose reading (combination) the model's planner gets right; None
+    without questions or for a model without a planner head (it is measured by SoAyEval alone)."""
+    if not questions or not (model / HEADS_FILE).is_file():
+        return None
+    plans, _ = predict_with_heads(model, [t.query for t in questions], domain_for(settings))
+    accuracy = round(100 * sum(p[0] == t.combination.id for p, t in zip(plans, questions)) / len(questions), 2)
+    log(f"[retrain] {model}: {accuracy} % of {len(questions)} logged questions read right")
+    return accuracy
+
+
+def decide(new_score: float, old_score: float, new_users: float | None, old_users: float | None, r: RetrainSettings) -> dict[str, Any]:
+    """Promote or not. The synthetic test split guards against forgetting what the templates
+    teach; the logged questions say whether people are served better. A candidate better for
+    users by `min_user_gain` points may lose up to `user_tolerance` Score points on the templates;
+    one worse for users is never promoted."""
+    measured = new_users is not None and old_users is not None
+    better = measured and new_users - old_users >= r.min_user_gain
+    tolerance = max(r.tolerance, r.user_tolerance) if better else r.tolerance
+    if measured and new_users < old_users:
+        return {"promoted": False, "tolerance": tolerance, "why": "worse on the logged questions"}
+    if new_score < old_score - tolerance:
+        return {"promoted": False, "tolerance": tolerance, "why": f"Score {new_score} below {old_score} by more than {tolerance}"}
+    return {"promoted": True, "tolerance": tolerance,
+            "why": "better for users, within the tolerance on the test split" if better else "no regression"}
+
+
+def retrain(
+    settings: Settings, dataset_root: Path | None = None, force: bool = False, log: Log = print, swap: Swap | None = None,
+) -> dict[str, Any]:
     """One turn of the loop; returns what happened (also attempt.json when a model was trained).
 
     decision: "skipped" (too few new triplets), "busy" (another attempt holds the runs directory),
     "promoted" or "rejected". `force` trains even when fewer than `retrain.min_new_triplets` new
-    triplets arrived.
+    triplets arrived. With `retrain.swap` on, a promoted model is handed to `swap` (the running
+    service is swapped to it); without one, the record says that nothing was swapped.
     """
     r = settings.retrain
     dataset_root = Path(dataset_root or settings.data.dataset_path())
@@ -139,7 +179,7 @@ def retrain(settings: Settings, dataset_root: Path | None = None, force: bool = 
         before, arrived = _due(settings, dataset_root)
         if arrived < r.min_new_triplets and not force:
             return _skipped(settings, before, arrived, log)
-        return _attempt(settings, dataset_root, before, arrived, log)
+        return _attempt(settings, dataset_root, before, arrived, log, swap)
     finally:
         lock.release()
 
@@ -152,12 +192,12 @@ def _due(settings: Settings, dataset_root: Path) -> tuple[Pointer, int]:
 
 def _skipped(settings: Settings, before: Pointer, arrived: int, log: Log) -> dict[str, Any]:
     needed = settings.retrain.min_new_triplets
-    log(f"[retrain] {arrived} new training triplets since dataset version {before.data_version} "
+    log(f"[retrain] {arrived} new training triplets since dataset version {before.data_version} of {before.model} "
         f"(fewer than {needed}): nothing to do")
     return {"decision": "skipped", "new_triplets": arrived, "min_new_triplets": needed, "model": before.model}
 
 
-def _attempt(settings: Settings, dataset_root: Path, before: Pointer, arrived: int, log: Log) -> dict[str, Any]:
+def _attempt(settings: Settings, dataset_root: Path, before: Pointer, arrived: int, log: Log, swap: Swap | None) -> dict[str, Any]:
     """Train, score both, promote or reject, swap: the attempt's record."""
     r = settings.retrain
     run_dir = _new_attempt_dir(r.runs_path(settings.data) / "retrain")
@@ -176,33 +216,39 @@ def _attempt(settings: Settings, dataset_root: Path, before: Pointer, arrived: i
 
     new_score, new_eval = score(candidate, run_dir / "dataset", pinned.version, settings, log)
     old_score, old_eval = score(Path(before.model), run_dir / "dataset", pinned.version, settings, log)
-    promoted = new_score >= old_score - r.tolerance
+    logged = logged_questions(run_dir / "dataset")
+    new_users = users_accuracy(candidate, logged, settings, log)
+    old_users = users_accuracy(Path(before.model), logged, settings, log)
+    gate = decide(new_score, old_score, new_users, old_users, r)
+    promoted = gate["promoted"]
     record: dict[str, Any] = {
         "decision": "promoted" if promoted else "rejected",
+        "gate": gate,
         "run": str(run_dir),
         "time": _now(),
         "new_triplets": arrived,
         "dataset_version": pinned.version,
         "tolerance": r.tolerance,
         "eval_limit": r.eval_limit,
-        "candidate": {"model": str(candidate), "score": new_score, "eval": str(new_eval), "train_seconds": trained["wall_seconds"]},
-        "promoted_before": {"model": before.model, "score": old_score, "eval": str(old_eval), "data_version": before.data_version},
+        "candidate": {"model": str(candidate), "score": new_score, "eval": str(new_eval), "train_seconds": trained["wall_seconds"],
+                      "logged_accuracy": new_users},
+        "promoted_before": {"model": before.model, "score": old_score, "eval": str(old_eval), "data_version": before.data_version,
+                            "logged_accuracy": old_users},
     }
-    log(f"[retrain] candidate Score {new_score} vs promoted {old_score} (tolerance {r.tolerance}): {record['decision']}")
+    log(f"[retrain] candidate Score {new_score} vs promoted {old_score}; on {len(logged)} logged questions {new_users} vs {old_users} "
+        f"(tolerance {gate['tolerance']}): {record['decision']} ({gate['why']})")
     if promoted:
         pointer = Pointer(
             model=str(candidate), data_version=pinned.version, score=new_score, eval=str(new_eval),
             run=str(run_dir), previous=before.model, time=record["time"],
         )
-        _atomic_write(r.pointer_path(settings.data), pointer.model_dump_json(indent=2))
+        atomic_write_text(r.pointer_path(settings.data), pointer.model_dump_json(indent=2))
         log(f"[retrain] promoted: {r.pointer_path(settings.data)} -> {candidate}")
     attempt = run_dir / "attempt.json"
     attempt.write_text(json.dumps(record, indent=2))
     if promoted and r.swap:
-        from serving.rollout import swap
-
         try:
-            record["swap"] = swap(settings, candidate, log=log)
+            record["swap"] = swap(settings, candidate, log=log) if swap else {"swapped": False, "reason": "no swap given to retrain()"}
         except Exception as exc:  # the promotion stands: `soay serve` loads it at its next start
             record["swap"] = {"swapped": False, "error": f"{type(exc).__name__}: {exc}"}
             raise
@@ -222,17 +268,6 @@ def _new_attempt_dir(parent: Path) -> Path:
             return parent / f"{n:04d}"
         except FileExistsError:
             continue
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Readers see the old file or the new one, never a half-written one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def _now() -> str:
