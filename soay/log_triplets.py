@@ -13,7 +13,12 @@ asks this module three questions:
    stand are the triplet's inputs. A program may also leave out optional head inputs (serving's
    `unmask_code` drops a keyword argument the question gives no value for: "coauthors of Wei
    Zhang" searches by name alone): such a program is matched against the combination's program
-   without them, after every full program of the solution. The served coder writes the library's programs with the
+   without them, after every full program of the solution. A program whose head search takes
+   other filters than the combination's program (serving gives the search every filter the
+   question has, `with_question_filters`: "Anna Schmidt at ETH, the NLP researcher" searches by
+   name, organisation and interest for any intent) is matched with its head call's arguments set
+   aside: the rest must be the combination's program, and the head's arguments a set the search
+   takes that holds the combination's own non-optional inputs. The served coder writes the library's programs with the
    question's mentions in them, so its programs match; a program written otherwise (other
    variable names, another shape) may be a new intent and is not labelled by guessing: it goes
    to review.
@@ -116,6 +121,19 @@ class _Template:
     strings: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class _HeadTemplate:
+    """A combination's program with its head search's arguments set aside."""
+
+    combination: Combination
+    shape: str
+    strings: tuple[str, ...]
+    params: frozenset[str]
+    """Parameters the head search takes."""
+    needed: frozenset[str]
+    """Head parameters every program of the combination passes (its inputs that are no filter)."""
+
+
 class CombinationMatcher:
     """Recognises library programs: one template per combination, compared by syntax tree."""
 
@@ -136,6 +154,19 @@ class CombinationMatcher:
                     reduced.append(template)
         for t in reduced:  # tried after every full program of the solution
             self.templates.setdefault(t.combination.apis, []).append(t)
+        self.searches = frozenset(a.name for a in self.spec.apis if a.kind == "fuzzy")
+        self.by_head: dict[tuple[str, ...], list[_HeadTemplate]] = {}
+        for c in combinations:
+            head = self.spec.api(c.apis[0])
+            params = {p.name for p in head.params}
+            split = _split_head(build_code(self.spec, c, combinations.solution(c), {p: f"{_SLOT}{p}" for p in c.placeholders}),
+                                self.searches)
+            if split is None:
+                continue
+            rest, _ = split
+            shape, strings = code_shape(rest)
+            needed = frozenset({p.name for p in head.params if p.required} | (set(c.inputs) - set(c.filters)) & params)
+            self.by_head.setdefault(c.apis, []).append(_HeadTemplate(c, shape, strings, frozenset(params), needed))
 
     def _asked(self, c: Combination) -> list[tuple[str, ...]]:
         """The head inputs a program of `c` may pass: all of them, then every smaller set that
@@ -169,7 +200,53 @@ class CombinationMatcher:
                     break
             else:
                 return Match(t.combination, values)
+        return self._match_head(solution, code)
+
+    def _match_head(self, solution: tuple[str, ...], code: str) -> Match | None:
+        """The match with the head search's arguments set aside (see the module docstring, 2)."""
+        split = _split_head(code, self.searches)
+        if split is None:
+            return None
+        rest, head_args = split
+        try:
+            shape, strings = code_shape(rest)
+        except SyntaxError:
+            return None
+        for t in self.by_head.get(solution, []):
+            if t.shape != shape or len(t.strings) != len(strings) or not t.needed <= set(head_args) <= t.params:
+                continue
+            values: dict[str, str] = {}
+            for expected, actual in zip(t.strings, strings):
+                if expected.startswith(_SLOT):
+                    if values.setdefault(expected[len(_SLOT):], actual) != actual:
+                        break
+                elif expected != actual:
+                    break
+            else:
+                for param, value in head_args.items():
+                    values.setdefault(param, value)  # a branch's value of the same name keeps its own
+                return Match(t.combination, values)
         return None
+
+
+def _split_head(code: str, searches: frozenset[str]) -> tuple[str, dict[str, str]] | None:
+    """(the program with its first search call's arguments removed, those arguments), or None when
+    it has no such call or the call passes anything but string keywords."""
+    if not searches:
+        return None
+    call = re.search(rf"\b(?:{'|'.join(map(re.escape, sorted(searches)))})\([^()]*\)", code)
+    if call is None:
+        return None
+    try:
+        node = ast.parse(call.group(0), mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(node, ast.Call) or node.args or any(
+        k.arg is None or not isinstance(k.value, ast.Constant) or not isinstance(k.value.value, str) for k in node.keywords
+    ):
+        return None
+    name = call.group(0).split("(", 1)[0]
+    return code[: call.start()] + f"{name}()" + code[call.end():], {k.arg: k.value.value for k in node.keywords}
 
 
 _TOKEN = re.compile(

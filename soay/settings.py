@@ -327,7 +327,8 @@ class EnlargeSettings(Section):
     heartbeat_interval_ms: int = Field(500, ge=100)
     max_poll_interval_ms: int = Field(60_000, ge=1000)
     """Consumer-group timings: a short session makes a restarted job rejoin in seconds
-    (ENVIRONMENT.md); the poll interval must exceed the longest batch."""
+    (the embedded broker's group coordinator waits out a whole session before it rebalances); the
+    poll interval must exceed the longest batch."""
 
 
 class BaseModelSettings(Section):

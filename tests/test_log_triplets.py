@@ -85,3 +85,22 @@ def test_a_program_without_an_optional_head_input_is_recognised(domain):
         assert matcher.match(c.apis, "extra = 1\n" + code) is None
         reduced += 1
     assert reduced > 0 or domain.name == "movies"
+
+
+def test_a_program_whose_head_search_takes_other_filters_is_recognised():
+    """Serving gives the head search every filter the question has, in its own order, also one the
+    combination's program does not take (an interest for an email): still that combination's
+    program, with the extra filter among its values; but a head call without the combination's
+    own inputs, or with a parameter the search does not take, is no program of it."""
+    domain = get_domain("aminer")
+    matcher = CombinationMatcher(domain.combinations)
+    c = domain.combinations.by_id["person_email"]
+    code = build_code(domain.spec, c, domain.combinations.solution(c), {"name": "Anna Schmidt", "organization": "ETH Zurich"})
+    wider = code.replace("searchPerson(name='Anna Schmidt', organization='ETH Zurich')",
+                         "searchPerson(interest='natural language processing', organization='ETH Zurich', name='Anna Schmidt')")
+    assert wider != code
+    match = matcher.match(c.apis, wider)
+    assert match is not None and match.combination.id == "person_email"
+    assert match.values == {"name": "Anna Schmidt", "organization": "ETH Zurich", "interest": "natural language processing"}
+    assert matcher.match(c.apis, wider.replace("name='Anna Schmidt'", "year='2020'")) is None
+    assert matcher.match(c.apis, wider.replace(", name='Anna Schmidt'", "")) is None  # the name is no optional filter here

@@ -417,6 +417,44 @@ def test_feedback_is_logged_and_bad_feedback_gets_a_clear_4xx(served, log_broker
     assert response.status_code == 400 and "json" in response.json()["error"].lower()
 
 
+def test_an_answer_offers_other_readings_that_can_be_asked_and_picked(served, log_broker):
+    """The planner's next-best readings come with every answer, said as questions; asked with a
+    `reading`, the question is answered that way; a "bad" verdict names the one meant; the log
+    keeps the readings' programs and the planner's confidence for the enlargement."""
+    from soay.logs import Feedback, RequestLog
+
+    url, settings, test = served
+    library = {str(s) for s in get_domain("aminer").library}
+    case = next(t for t in test if t.language == "en")
+    record = ask(url, case.query).json()
+    offered = record["alternatives"]
+    assert 0 < record["confidence"] <= 1 and 1 <= len(offered) <= 3
+    assert [a["probability"] for a in offered] == sorted((a["probability"] for a in offered), reverse=True)
+    assert all(a["probability"] <= record["confidence"] and a["solution"] in library for a in offered)
+    assert all(a["text"] and "{" not in a["text"] for a in offered)
+    chosen = offered[0]
+    other = httpx.post(f"{url}/v1/ask", json={"query": case.query, "reading": chosen["combination"]}, headers=AUTH, timeout=120)
+    assert other.status_code == 200, other.text
+    assert other.json()["solution"] == chosen["solution"] and other.json()["confidence"] is None
+    picked = {"request_id": record["request_id"], "verdict": "bad", "choice": chosen["combination"]}
+    assert httpx.post(f"{url}/v1/feedback", json=picked, headers=AUTH, timeout=30).status_code == 202
+    for body in [{**picked, "verdict": "good"}, {**picked, "choice": "no_such_reading"}]:
+        response = httpx.post(f"{url}/v1/feedback", json=body, headers=AUTH, timeout=30)
+        assert response.status_code == 422 and "choice" in response.json()["error"], body
+    response = httpx.post(f"{url}/v1/ask", json={"query": case.query, "reading": "no_such_reading"}, headers=AUTH, timeout=30)
+    assert response.status_code == 422 and "reading" in response.json()["error"]
+
+    bootstrap = log_broker[-1].bootstrap
+    wanted = {record["request_id"], other.json()["request_id"]}
+    logs = {r.request_id: r for r in logged(bootstrap, settings.kafka.requests_topic, RequestLog.decode, lambda ids: wanted <= ids)}
+    first, second = logs[record["request_id"]], logs[other.json()["request_id"]]
+    assert first.confidence == record["confidence"] and first.reading is None and first.alternatives[0].combination == chosen["combination"]
+    assert first.alternatives[0].code and first.alternatives[0].solution == chosen["solution"]
+    assert second.reading == chosen["combination"] and second.confidence is None
+    feedback = logged(bootstrap, settings.kafka.feedback_topic, Feedback.decode, lambda ids: record["request_id"] in ids)
+    assert [f.choice for f in feedback if f.request_id == record["request_id"]] == [chosen["combination"]]
+
+
 def test_served_requests_become_triplets_through_the_enlargement_job(served, log_broker, aminer_env, aminer_db, tmp_path):
     """The loop end to end: questions the dataset lacks (new training-split entities, 1-3 hops, en
     and zh) asked of the service, logged through the broker, read by `soay enlarge`'s consumer (a
@@ -424,7 +462,7 @@ def test_served_requests_become_triplets_through_the_enlargement_job(served, log
     every one of them is either a triplet of that version or a line of the review file."""
     from soay.dataset import load_manifest, write_version
     from soay.log_triplets import dedupe_key, log_triplet_id
-    from soay.logs import RequestLog
+    from soay.logs import Feedback, RequestLog
     from training.enlarge import Enlarger
     from training.enlarge_state import REVIEW_FILE, STATE_DIR
 
@@ -444,8 +482,11 @@ def test_served_requests_become_triplets_through_the_enlargement_job(served, log
         response = ask(url, t.query)
         assert response.status_code == 200, response.text
         asked[response.json()["request_id"]] = (t, response.json())
+    for rid in asked:  # a person's word: the small served model's trust bar may keep no unjudged plan
+        assert httpx.post(f"{url}/v1/feedback", json={"request_id": rid, "verdict": "good"}, headers=AUTH, timeout=30).status_code == 202
     bootstrap = log_broker[-1].bootstrap
     logged(bootstrap, settings.kafka.requests_topic, RequestLog.decode, lambda ids: set(asked) <= ids)
+    logged(bootstrap, settings.kafka.feedback_topic, Feedback.decode, lambda ids: set(asked) <= ids)
 
     job = settings.model_copy(update={
         "kafka": settings.kafka.model_copy(update={"bootstrap_servers": bootstrap}),
