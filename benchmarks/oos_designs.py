@@ -26,7 +26,8 @@ from soay.dataset import iter_triplets
 from soay.domains import get_domain
 from soay.prompts import question_text
 from training.evaluate import held_out_phrasing
-from training.fit_heads import distinct_questions, encode, encoder, literal_vocabulary, out_of_scope_split, sentence_encoder
+from training.fit_heads import distinct_questions, literal_vocabulary, out_of_scope_split
+from training.offline import encode, encoder, sentence_encoder
 
 ROOT = Path(__file__).resolve().parents[1]
 WRAPPERS = ROOT / "benchmarks" / "oos_wrappers.yaml"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import threading
 import time
@@ -21,6 +20,7 @@ from typing import Any
 import typer
 from pydantic import ValidationError
 
+from cli.common import print_generation, stop_on_signal
 from soay.settings import CONFIG_ENV, Settings
 from soay.heads import HEADS_FILE, is_model_dir
 from training.base_model import BaseModelError
@@ -44,10 +44,6 @@ app.add_typer(keys_app, name="keys")
 DEFAULT_RECIPE = Path(__file__).resolve().parents[1] / "configs" / "heads.yaml"
 """The CPU default: heads on the pretrained base. configs/sft/cpu_full.yaml is the from-scratch
 recipe kept for comparison; configs/sft/lora.yaml and gpu_zero3.yaml fine-tune a base on Ray Train."""
-DEMO_EVAL_CASES = 240
-"""Cases of the demo's evaluation: enough for every hop and language, short enough for the demo's budget."""
-PARAPHRASES = Path(__file__).resolve().parents[1] / "benchmarks" / "paraphrases.yaml"
-OUT_OF_SCOPE_BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "out_of_scope.yaml"
 USER_ERRORS = (ValueError, KeyError, FileNotFoundError, FileExistsError, ValidationError, OSError, BaseModelError)
 
 
@@ -301,18 +297,7 @@ def generate_cmd(
     if as_json:
         typer.echo(json.dumps(report_dict(report)))
     else:
-        _print_generation(report)
-
-
-def _print_generation(report: Any) -> None:
-    counts = report.manifest.counts()
-    typer.echo(
-        f"{report.kept} verified triplets ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}) "
-        f"in {report.seconds:.1f} s with {report.workers} workers = {report.triplets_per_second:.0f} triplets/s"
-    )
-    failed = {k: v for k, v in report.stats.items() if k.endswith(("error", "mismatch")) or k == "unanswerable"}
-    typer.echo(f"rejected: {json.dumps(failed)}")
-    typer.echo(f"dataset version {report.manifest.version} at {report.dataset_path}")
+        print_generation(report)
 
 
 @app.command("index")
@@ -352,6 +337,7 @@ def train_cmd(
     out: Path | None = typer.Option(None, help="Run directory (default <data.root>/<domain>/runs/<recipe>)."),
 ) -> None:
     """Train the planner and coder: heads on the pretrained base (default), or full/LoRA SFT on Ray Train."""
+    from cluster.library_logs import route_library_output
     from training.fit_heads import fit_heads, is_heads_recipe, load_heads_config
     from training.sft import load_config
     from training.train_job import run_sft
@@ -359,6 +345,7 @@ def train_cmd(
     if not recipe.is_file():
         fail(f"recipe {recipe} does not exist")
     s = load_settings(**{"data.domain": domain})
+    route_library_output(s)
     runs = s.data.root / s.data.domain / "runs"
     if is_heads_recipe(recipe):
         record = fit_heads(load_heads_config(recipe, overrides or []), s, dataset or s.data.dataset_path(), out or runs / "heads")
@@ -366,7 +353,7 @@ def train_cmd(
         from cluster.ray_runtime import init_ray
 
         config = load_config(recipe, overrides or [])
-        init_ray(s.ray)
+        init_ray(s.ray, worker_output=True)  # the training workers print their progress
         record = run_sft(config, dataset or s.data.dataset_path(), out or runs / config.mode)
     typer.echo(json.dumps({k: record[k] for k in ("checkpoint", "wall_seconds", "examples", "metrics", "dataset")}, default=str))
 
@@ -384,6 +371,7 @@ def eval_cmd(
     out_of_scope: Path | None = typer.Option(None, "--out-of-scope", help="Also measure refusals of these out-of-scope questions (e.g. benchmarks/out_of_scope.yaml)."),
 ) -> None:
     """SoAyEval on a held-out split: planner + coder via vLLM, code in the sandbox."""
+    from cluster.library_logs import route_library_output
     from soay.domains import domain_for
     from soay.splits import HELD_OUT_SPLITS
     from training.evaluate import run_eval
@@ -396,6 +384,7 @@ def eval_cmd(
         if given and not given.is_file():
             fail(f"file {given} does not exist")
     s = load_settings(**{"data.domain": domain})
+    route_library_output(s)
     report = run_eval(model, dataset or s.data.dataset_path(), s.data.corpus_path(), domain_for(s), out or model.parent / f"eval-{split}",
                       limit, paraphrases, split, out_of_scope)
     typer.echo(json.dumps({"headline": report["headline"], "out_of_scope": report.get("out_of_scope"), "score": report["score"], "all": report["all"], "meta": report["meta"]}))
@@ -409,8 +398,10 @@ def serve_cmd(
     port: int | None = typer.Option(None, min=1, max=65535, help="Port (default 8400)."),
 ) -> None:
     """Serve questions (POST /v1/ask, /v1/chat/completions) on Ray Serve until Ctrl-C; RAY_ADDRESS joins a cluster."""
+    import ray
     from ray import serve
 
+    from cluster.library_logs import announce_deployments, route_library_output, starting, stopping
     from cluster.ray_runtime import init_ray, serve_logs_elsewhere
     from training.corpus import ensure_corpus
 
@@ -419,22 +410,28 @@ def serve_cmd(
         fail(f"no model at {s.serve.model_path(s.data)}: run `soay train` or pass --model")
     if not (s.retriever.index_path(s.data) / "meta.json").is_file():
         fail(f"no retriever index at {s.retriever.index_path(s.data)}: run `soay index` first")
+    route_library_output(s)  # the libraries' start-up lines go to log files, one line per component here
+    with starting():  # Ray Serve LLM's import makes every library log INFO lines as JSON (faiss's as it loads)
+        import serving.app  # noqa: F401
     if s.sandbox.api_backend == "inprocess" and s.live_api.spec is None:
         ensure_corpus(s.data.domain, s.data.corpus_path(), s.data.corpus_size, s.data.seed)
     if not (s.ray.address or os.environ.get("RAY_ADDRESS") or s.ray.num_cpus):
         # the engines reserve one logical CPU each and the stages fractions: more than a small machine counts
         s = s.model_copy(update={"ray": s.ray.model_copy(update={"num_cpus": max(8, os.cpu_count() or 1)})})
     init_ray(s.ray)
-    stop = _stop_on_signal()  # after ray.init, which sets its own; Ctrl-C while the engines load stops the start-up too
+    stop = stop_on_signal()  # after ray.init, which sets its own; Ctrl-C while the engines load stops the start-up too
     try:
-        url = _deploy_unless_stopped(s, stop)
+        with announce_deployments():
+            url = _deploy_unless_stopped(s, stop)
         if url:
             typer.echo(f"serving at {url} (POST /v1/ask, /v1/chat/completions; GET /healthz, /metrics); Ctrl-C stops")
             if logs := serve_logs_elsewhere(s.ray):
                 typer.echo(f"replica logs: {logs} (on this console with SOAY_RAY__SERVE_LOGS_TO_CONSOLE=true)")
             stop.wait()
     finally:
-        serve.shutdown()
+        with stopping():
+            serve.shutdown()
+            ray.shutdown()
 
 
 def _deploy_unless_stopped(s: Settings, stop: threading.Event) -> str | None:
@@ -459,15 +456,6 @@ def _deploy_unless_stopped(s: Settings, stop: threading.Event) -> str | None:
     return outcome.get("url")
 
 
-def _stop_on_signal() -> threading.Event:
-    """An event that Ctrl-C or SIGTERM (what a service manager sends) sets, so that a long-running
-    command stops by its own shutdown path instead of dying mid-way and leaving processes behind."""
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    return stop
-
-
 @app.command("broker")
 @user_errors
 def broker_cmd(
@@ -481,7 +469,7 @@ def broker_cmd(
     broker = start_broker("127.0.0.1", port)
     ensure_topics(broker.bootstrap, [s.kafka.requests_topic, s.kafka.feedback_topic], s.kafka.partitions)
     typer.echo(f"broker at {broker.bootstrap} (pid {broker.pid}), topics {s.kafka.requests_topic}, {s.kafka.feedback_topic}; Ctrl-C stops")
-    stop = _stop_on_signal()
+    stop = stop_on_signal()
     while not stop.wait(1.0):
         if broker.process.poll() is not None:
             fail(f"the broker exited with {broker.process.returncode}", 1)
@@ -503,6 +491,7 @@ def retrain_cmd(
     """Retrain on new triplets: the heads refitted on the frozen base (retrain.recipe, default
     configs/heads.yaml; an SFT recipe trains from the promoted model instead), SoAyEval, promote
     unless the Score regresses, swap the running service (RAY_ADDRESS: the cluster it runs on) to it."""
+    from serving.rollout import swap as swap_service  # training does not import serving: the CLI joins them
     from training.retrain import retrain
 
     s = load_settings(
@@ -511,7 +500,7 @@ def retrain_cmd(
     )
     if overrides:
         s = s.model_copy(update={"retrain": s.retrain.model_copy(update={"overrides": [*s.retrain.overrides, *overrides]})})
-    record = retrain(s, dataset, force=force, log=lambda line: typer.echo(line, err=as_json))
+    record = retrain(s, dataset, force=force, log=lambda line: typer.echo(line, err=as_json), swap=swap_service)
     if as_json:
         typer.echo(json.dumps(record))
     elif record["decision"] in ("promoted", "rejected"):
@@ -571,7 +560,7 @@ def enlarge_cmd(
     s = load_settings(**{"enlarge.workers": workers, "enlarge.batch_records": batch_records, "enlarge.metrics_port": metrics_port})
     enlarger = Enlarger(s, dataset, group, log=lambda line: typer.echo(line, err=as_json))
     try:
-        stop = _stop_on_signal()  # finish the batch in hand, then stop (set after ray.init, which sets its own)
+        stop = stop_on_signal()  # finish the batch in hand, then stop (set after ray.init, which sets its own)
         report = enlarger.run(until_idle, max_records, stop)
     finally:
         enlarger.close()
@@ -618,114 +607,9 @@ def demo(
     planner and coder heads fitted on the frozen pretrained base (Gemma 3 270M, configs/heads.yaml) ->
     SoAyEval -> index -> serve -> sample questions; ends with the web page's address (and, with
     --serve, keeps serving it)."""
-    import ray
+    from cli.demo import run_demo
 
-    from soay.domains import get_domain
-    from training.evaluate import run_eval
-    from training.fit_heads import fit_heads, is_heads_recipe, load_heads_config
-    from training.generate import generate
-    from training.sft import load_config
-    from training.train_job import run_sft
-
-    started = time.perf_counter()
-    s = load_settings(**{"data.root": out})
-    d = get_domain(s.data.domain)
-    typer.echo(f"== {d.name}: {len(d.library)} solutions, {len(d.combinations)} combinations")
-    report = generate(s, overwrite=True)
-    _print_generation(report)
-    _print_samples(report.dataset_path)
-
-    run_dir = s.data.root / s.data.domain / "runs" / "demo"
-    ray.shutdown()  # the cores go to the base model's engine, vLLM and the sandbox
-    if is_heads_recipe(recipe):
-        typer.echo(f"== training the planner and coder heads on the pretrained base ({s.base_model.source}, {recipe.name})")
-        record = fit_heads(load_heads_config(recipe), s, report.dataset_path, run_dir)
-        metrics = record["metrics"]
-        typer.echo(f"trained in {record['wall_seconds']} s ({record['examples']['questions']} questions, {record['examples']['out_of_scope']} out of scope, "
-                   f"{metrics['questions_per_s']} questions/s; training accuracy {metrics['train_accuracy']:.3f}) -> {record['checkpoint']}")
-    else:
-        from cluster.ray_runtime import init_ray
-
-        typer.echo(f"== training the from-scratch model ({recipe}) on Ray Train")
-        init_ray(s.ray)
-        record = run_sft(load_config(recipe, ["resume=false"]), report.dataset_path, run_dir)
-        typer.echo(f"trained in {record['wall_seconds']} s: loss {record['metrics']['loss']:.3f} -> {record['checkpoint']}")
-        ray.shutdown()
-
-    typer.echo(f"== SoAyEval on {DEMO_EVAL_CASES} cases spread over the held-out test split and the hand-written paraphrases "
-               "(the whole split: benchmarks/model_bench.py)")
-    evaluation = run_eval(Path(record["checkpoint"]), report.dataset_path, s.data.corpus_path(), s.data.domain, run_dir / "eval",
-                          limit=DEMO_EVAL_CASES, paraphrases=PARAPHRASES, out_of_scope=OUT_OF_SCOPE_BENCH)
-    typer.echo((run_dir / "eval" / "eval.md").read_text())
-
-    s = s.model_copy(update={"serve": s.serve.model_copy(update={"model_dir": Path(record["checkpoint"])})})
-    serve_line = f"{f'SOAY_DATA__ROOT={s.data.root} ' if out else ''}soay serve --model {record['checkpoint']}"
-    _serve_samples(s, report.dataset_path, keep_serving, serve_line,
-                   lambda: f"== demo finished in {time.perf_counter() - started:.0f} s (Score on held-out phrasings "
-                           f"{evaluation['headline']['held_out_phrasings']['all']}, on hand-written paraphrases "
-                           f"{(evaluation['headline']['paraphrases'] or {}).get('all')}, on all cases {evaluation['score']})")
-
-
-def _serve_samples(s: Settings, dataset: Path, keep_serving: bool, serve_line: str, finished: Callable[[], str]) -> None:
-    """Index the exemplars, start the Serve application, answer sample questions, say where the
-    page is, then shut it down (with `keep_serving`, on Ctrl-C or SIGTERM): a person's next step
-    after the demo is to open the page and ask."""
-    import httpx
-    import ray
-    from ray import serve
-
-    from cluster.ray_runtime import init_ray, serve_logs_elsewhere
-    from retriever.build import build_index
-    from serving.app import deploy
-    from soay.dataset import iter_triplets
-
-    typer.echo("== retriever index (FAISS over masked exemplars) on Ray")
-    if not (s.ray.address or os.environ.get("RAY_ADDRESS")):
-        # the engines and stages reserve logical CPUs: more than a small machine counts
-        s = s.model_copy(update={"ray": s.ray.model_copy(update={"num_cpus": max(8, os.cpu_count() or 1)})})
-    init_ray(s.ray)
-    built = build_index(s, dataset=dataset, show_progress=False)
-    typer.echo(f"indexed {sum(built.counts.values())} documents in {built.seconds:.1f} s")
-    typer.echo("== serving: Ray Serve application (retriever, vLLM planner and coder, sandbox executor)")
-    try:
-        url = deploy(s)
-        logs = serve_logs_elsewhere(s.ray)
-        typer.echo(f"serving at {url}" + (f"; replica logs in {logs}" if logs else ""))
-        samples: dict[tuple[int, str], str] = {}
-        for t in iter_triplets(dataset, split="test"):
-            samples.setdefault((t.hops, t.language), t.query)
-        for (hops, language), question in sorted(samples.items()):
-            response = httpx.post(f"{url}/v1/ask", json={"query": question}, timeout=s.serve.request_timeout_s + 10)
-            record = response.json()
-            if response.status_code != 200:
-                typer.echo(f"[{hops}-hop, {language}] {question}\n  error {response.status_code}: {record.get('error')}")
-                continue
-            timings = ", ".join(f"{k} {v:.2f}s" for k, v in record["timings"].items())
-            typer.echo(f"[{hops}-hop, {language}] {question}\n  solution: {record['solution']}\n  answer: {record['answer']}\n  ({timings})")
-        typer.echo(finished())
-        if keep_serving:
-            typer.echo(f"== the web page: {url}/ (ask, library, live); serving until Ctrl-C")
-            _stop_on_signal().wait()
-        else:
-            typer.echo(f"== the web page was at {url}/ while the demo served; the service stops with the demo. "
-                       f"Keep it running with `soay demo --serve`, or start it again with\n  {serve_line}\nand open {url}/")
-    finally:
-        serve.shutdown()
-        ray.shutdown()
-
-
-def _print_samples(dataset: Path) -> None:
-    """One test triplet per hop count, the middle one in Chinese."""
-    from soay.dataset import iter_triplets
-
-    typer.echo("== sample test triplets")
-    shown: set[int] = set()
-    for t in iter_triplets(dataset, split="test"):
-        if t.hops not in shown and (t.language == "zh") == (len(shown) == 1):
-            shown.add(t.hops)
-            typer.echo(f"[{t.hops}-hop, {t.language}] {t.query}\n  solution: {t.solution}\n  answer: {json.dumps(t.answer, ensure_ascii=False)[:200]}")
-        if len(shown) == 3:
-            break
+    run_demo(load_settings(**{"data.root": out}), recipe, keep_serving, root_given=out is not None)
 
 
 def run() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from soay.environment.base import ApiCallError
+from soay.environment.base import ApiCallError, positional_functions
 from soay.spec import ApiSpec, load_spec
 
 
@@ -37,18 +37,7 @@ class RemoteApis:
         return response.json()
 
     def api_functions(self) -> dict[str, Callable[..., Any]]:
-        def bind(name: str) -> Callable[..., Any]:
-            params = [p.name for p in self.spec.api(name).params]
-
-            def fn(*args: Any, **kwargs: Any) -> Any:
-                if len(args) > len(params):
-                    raise ApiCallError(f"{name} takes at most {len(params)} arguments")
-                return self.call(name, **dict(zip(params, args)), **kwargs)
-
-            fn.__name__ = name
-            return fn
-
-        return {name: bind(name) for name in self.spec.api_names}
+        return positional_functions(self.spec, self.call)
 
     def close(self) -> None:
         self.client.close()

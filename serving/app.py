@@ -42,13 +42,12 @@ from ray.serve.config import BackpressureConfig
 from ray.serve.deployment import Application
 from ray.serve.exceptions import BackPressureError
 from ray.serve.handle import DeploymentHandle
-# the public EmbeddingRequest is a Union (completion or chat form) and cannot be built; this is its completion form
-from ray.llm._internal.serve.core.configs.openai_api_models import EmbeddingCompletionRequest
 from ray.serve.llm.openai_api_models import CompletionRequest
 from starlette.exceptions import HTTPException
 
 from retriever.deployment import retriever_app
 from serving.answer import AnswerComposer
+from serving.errors import StageFailed
 from serving.executor import Executor
 from serving.http_limits import BodySizeLimit
 from serving.llm import EngineError, completion_text, embedding_vectors, engine_deployments
@@ -58,6 +57,7 @@ from serving.logstream import open_log_stream
 from serving.outbox import OutboxFull
 from serving.metrics import MULTIPROC_ENV, PipelineMetrics, PrometheusText, metrics_dir, reset_metrics_dir, route_template
 from serving.page import is_page_path, mount_page, scope_of
+from serving.ray_compat import embedding_request
 from serving.schemas import (
     ANSWERING, EVERY_ROUTE, KEYED, MAX_REQUEST_ID_CHARS, WITH_BODY, AskRequest, ChatRequest, Health, FeedbackRequest, Record, chat_chunk, chat_completion,
     error_responses,
@@ -115,14 +115,6 @@ class Plan:
     @property
     def out_of_scope(self) -> bool:
         return self.combination == OUT_OF_SCOPE
-
-
-class StageFailed(Exception):
-    """A stage could not produce its part; `status` is the HTTP status the client gets."""
-
-    def __init__(self, stage: str, status: int, message: str, retry_after_s: float = 1.0) -> None:
-        super().__init__(f"{stage}: {message}")
-        self.stage, self.status, self.message, self.retry_after_s = stage, status, message, retry_after_s
 
 
 @serve.deployment(name="ingress", ray_actor_options={"num_cpus": 0.25})
@@ -300,7 +292,7 @@ class Ingress:
     async def _features(self, text: str) -> np.ndarray:
         """The heads' features of a masked question: the base's (the planner engine's pooling runner),
         followed by the retriever model's vector when the heads were fitted with one."""
-        request = EmbeddingCompletionRequest(model=self.serve_settings.planner_model, input=[text])
+        request = embedding_request(self.serve_settings.planner_model, [text])
 
         async def base() -> np.ndarray:
             vectors = embedding_vectors([r async for r in self.engines["plan"].options(stream=True).embeddings.remote(request, None)])

@@ -13,10 +13,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ray.llm._internal.common.callbacks.base import CallbackBase
 from ray.serve.deployment import Application
 from ray.serve.llm import LLMConfig, build_llm_deployment
 
+from serving.ray_compat import CallbackBase, with_version
+from soay.heads import HEADS_FILE
+from soay.question_encoder import BASE_LINK, encoder_engine_args
 from soay.settings import ServeSettings
 
 
@@ -63,9 +65,6 @@ def llm_config(settings: ServeSettings, model_dir: Path, model_id: str, **engine
 def engine_checkpoint(model_dir: Path) -> tuple[Path, bool]:
     """The checkpoint both engines of a trained model directory load, and whether the directory
     is a heads model (its engines load the base it links to; the heads live in the ingress)."""
-    from soay.heads import HEADS_FILE
-    from training.fit_heads import BASE_LINK
-
     if (model_dir / HEADS_FILE).is_file():
         base = (model_dir / BASE_LINK).resolve()
         if not (base / "config.json").is_file():
@@ -83,8 +82,6 @@ def engine_deployments(settings: ServeSettings, model_dir: Path) -> dict[str, Ap
     pooling runner (the question's features, which the heads decide on) and the coder as a
     generating engine (it writes code only when no verified program fits). An SFT checkpoint runs
     as two generating engines that score candidates by likelihood."""
-    from training.fit_heads import encoder_engine_args
-
     checkpoint, heads = engine_checkpoint(model_dir)
     planner_args = encoder_engine_args(int(settings.engine_kwargs.get("max_model_len", 256))) if heads else {}
     configs = {
@@ -101,10 +98,10 @@ def versioned(app: Application, config: LLMConfig) -> Application:
     that changes only the heads (the ingress) would reload both engines, a minute each on a CPU,
     and for that minute run two copies of each (the surge), more than a 24 GB machine holds beside
     the rest. Serve removed the public `version` option (it restarts on any redeploy of code), so
-    this uses its internal form; the init argument (the LLMConfig) is hashed into the version
-    because Serve compares versions, not init arguments."""
+    this uses its internal form (serving/ray_compat.py); the init argument (the LLMConfig) is hashed
+    into the version because Serve compares versions, not init arguments."""
     version = hashlib.sha256(json.dumps(config.model_dump(), sort_keys=True, default=repr).encode()).hexdigest()[:16]
-    return app._bound_deployment.options(version=version, _internal=True).bind(llm_config=config)
+    return with_version(app, version, llm_config=config)
 
 
 def embedding_vectors(responses: list[Any]) -> list[list[float]]:

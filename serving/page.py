@@ -27,6 +27,7 @@ from fastapi.responses import FileResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import Gauge
 
+from serving.errors import StageFailed
 from serving.schemas import KEYED, WITH_BODY, AskRequest
 from soay.clarifications import is_clarification
 from soay.combinations import INTENT_DIR, Combination
@@ -130,6 +131,18 @@ def library_data(domain: Domain) -> dict[str, Any]:
     }
 
 
+def trained_on(checkpoint: str) -> str:
+    """The day a checkpoint was written (YYYY-MM-DD, local time): its run.json's modification time,
+    else its folder's; empty when neither can be read. The live view shows it beside the run's name."""
+    from datetime import datetime
+
+    path = Path(checkpoint)
+    try:
+        return datetime.fromtimestamp(((path / "run.json") if (path / "run.json").is_file() else path).stat().st_mtime).strftime("%Y-%m-%d")
+    except OSError:
+        return ""
+
+
 # --- the streaming ask --------------------------------------------------------------------------
 
 def stage_event(stage: str, seconds: float, made: Any) -> dict[str, Any]:
@@ -153,8 +166,6 @@ async def stream_ask(ingress: Ingress, query: str, request_id: str) -> AsyncIter
     """NDJSON events of one question: each stage as it finishes, then `record` (the same record as
     `POST /v1/ask`) or `error` (with the status `/v1/ask` would have answered). A client that goes
     away cancels the request, which is logged as such."""
-    from serving.app import StageFailed  # serving.app imports this module, so not at the top
-
     events: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
 
     async def answer() -> None:
@@ -193,10 +204,10 @@ def mount_page(app: FastAPI, ingress: Ingress) -> None:
     model versions as `soay_model_info` (the live view reads them from /metrics)."""
     domain, settings = ingress.domain, ingress.serve_settings
     graph_and_library, scope = library_data(domain), scope_of(domain, ingress.dataset)  # fixed for the life of the replica
-    models = Gauge("soay_model_info", "The checkpoint each model name serves (constant 1)", ["model", "path"], registry=ingress.metrics.registry,
-                   multiprocess_mode="livemax")  # the replicas of one checkpoint are one series; a stopped replica's leaves
+    models = Gauge("soay_model_info", "The checkpoint each model name serves, and the day it was trained (constant 1)", ["model", "path", "trained"],
+                   registry=ingress.metrics.registry, multiprocess_mode="livemax")  # the replicas of one checkpoint are one series; a stopped replica's leaves
     for model, path in ingress.model_versions.items():
-        models.labels(model, path).set(1)
+        models.labels(model, path, trained_on(path)).set(1)
     index = WEB_DIR / "index.html"
 
     async def page() -> FileResponse:

@@ -32,7 +32,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from soay.environment.academic_corpus import normalize
+from soay.environment.text import normalize
 from soay.answers import answers_match
 from soay.outcomes import MAX_CANDIDATES, Outcome, agrees, analyse, name_fields
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -19,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from soay.files import atomic_path, atomic_write_text
 from soay.triplets import Triplet
 
 MANIFEST = "manifest.json"
@@ -89,7 +88,7 @@ def write_version(
     manifest.updated = _now()
     manifest.shards.extend(shards)
     manifest.sources[str(version)] = source
-    _atomic_write(root / MANIFEST, manifest.model_dump_json(indent=2))
+    atomic_write_text(root / MANIFEST, manifest.model_dump_json(indent=2))
     return manifest
 
 
@@ -107,19 +106,17 @@ def iter_triplets(root: Path, split: str | None = None, verify: bool = False) ->
 
 def _write_shard(path: Path, triplets: list[Triplet], fmt: ShardFormat) -> None:
     rows = [t.model_dump(mode="json") for t in triplets]
-    tmp = path.with_suffix(path.suffix + ".tmp")
     if fmt == "jsonl":
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-    else:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        atomic_write_text(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-        for row in rows:
-            for col in _JSON_COLUMNS:
-                row[col] = json.dumps(row[col], ensure_ascii=False)
+    for row in rows:
+        for col in _JSON_COLUMNS:
+            row[col] = json.dumps(row[col], ensure_ascii=False)
+    with atomic_path(path) as tmp:
         pq.write_table(pa.Table.from_pylist(rows), tmp)
-    os.replace(tmp, path)
 
 
 def _read_shard(path: Path, fmt: str) -> Iterator[Triplet]:
@@ -142,15 +139,6 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".manifest-")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def _now() -> str:

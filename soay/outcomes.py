@@ -30,7 +30,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from soay.environment.academic_corpus import normalize
+from soay.environment.text import normalize
 
 Kind = Literal["answer", "not_found", "ambiguous"]
 

@@ -94,8 +94,10 @@ class RaySettings(Section):
     workers: int = Field(2, ge=1)
     """Parallel generation workers (Ray actors, one CPU each)."""
     serve_logs_to_console: bool = False
-    """Also print Ray Serve replicas' logs (a line per call, engine messages) on the console of a
-    local Ray; they always go to Ray's log files, whose folder `soay serve` names."""
+    """Print everything the libraries write on the console, as they write it: Ray's processes'
+    output (Serve replicas' per-call lines, the vLLM engines' start-up), Ray's, Serve's and vLLM's
+    own lines. Off, they go to Ray's session folder and <data.root>/logs/libraries.log, which the
+    console names once, and each component started gets one line (cluster/library_logs.py)."""
 
 
 class TeacherSettings(Section):

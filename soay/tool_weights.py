@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from soay.files import atomic_write_text
 from soay.graph import ApiGraph
 from soay.solutions import parse_solution
 
@@ -142,14 +141,7 @@ class ToolWeights:
 
     def save(self, path: Path) -> None:
         """Write atomically (temp file, fsync, rename): a reader sees the old or the new weights."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tool-weights-")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(self.to_dict(), f, indent=1, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        atomic_write_text(path, json.dumps(self.to_dict(), indent=1, sort_keys=True))
 
 
 def load_tool_weights(path: Path, graph: ApiGraph) -> ToolWeights | None:

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from soay.environment import academic_names
+from soay.environment import academic_pools
 from soay.environment.academic import AcademicEnvironment, open_environment
 from soay.environment.academic_corpus import build_academic_corpus, chinese_renderings, normalize
 from soay.environment.base import ApiCallError, Environment
 from soay.spec import load_spec
 
 N_PERSONS = 3_000
-TIER = {position: tier for position, _, _, tier in academic_names.POSITIONS}
+TIER = {position: tier for position, _, _, tier in academic_pools.POSITIONS}
 SPEC = load_spec("aminer")
 
 
@@ -229,10 +229,10 @@ def test_search_person_without_name(env: AcademicEnvironment) -> None:
 
 def test_chinese_renderings_are_data_and_cover_the_pools(db: sqlite3.Connection) -> None:
     table = chinese_renderings()
-    assert all(s in table["surnames"] for s in academic_names.CHINESE_SURNAMES)
-    assert all(s in table["given"] for s, _ in academic_names.CHINESE_SYLLABLES)
-    assert all(o.name in table["organizations"] for o in academic_names.REAL_ORGS)
-    assert all(f.name in table["fields"] for f in academic_names.FIELDS)
+    assert all(s in table["surnames"] for s in academic_pools.CHINESE_SURNAMES)
+    assert all(s in table["given"] for s, _ in academic_pools.CHINESE_SYLLABLES)
+    assert all(o.name in table["organizations"] for o in academic_pools.REAL_ORGS)
+    assert all(f.name in table["fields"] for f in academic_pools.FIELDS)
     # scholars of Chinese origin (and only they) have a name in characters, surname first
     row = db.execute("SELECT name, name_zh FROM person WHERE name = 'Wei Wang' AND name_zh != '' LIMIT 1").fetchone()
     assert row is not None and row[1][0] in table["surnames"]["Wang"].split() and len(row[1]) == 2

@@ -62,8 +62,8 @@ def test_vllm_serves_the_base_with_bos_for_pooling_and_generation(gemma_small):
     from vllm import SamplingParams
     from vllm.config import PoolerConfig
 
-    from training.evaluate import offline_llm
-    from training.fit_heads import encoder_engine_args
+    from soay.question_encoder import encoder_engine_args
+    from training.offline import offline_llm
 
     args = encoder_engine_args(128)
     args["pooler_config"] = PoolerConfig(**args["pooler_config"])

@@ -22,7 +22,8 @@ from soay.code_builder import build_code
 from soay.domains import get_domain
 from soay.environment.base import ApiCallError, Environment
 from soay.environment.movies import MovieEnvironment, open_environment
-from soay.environment.movies_corpus import build_movie_corpus, normalise_text
+from soay.environment.movies_corpus import build_movie_corpus
+from soay.environment.text import normalize
 from soay.ground_truth import Unanswerable, ground_truth
 from soay.solutions import SolutionLibrary
 from soay.spec import Attribute, load_spec
@@ -127,7 +128,7 @@ def test_search_ignores_case_accents_and_punctuation(env: MovieEnvironment, corp
     conn.close()
     assert accented
     for person_id, name in accented[:20]:
-        plain = normalise_text(name)
+        plain = normalize(name, cjk_words=False)
         assert person_id in [r["person_id"] for r in env.searchPeople(plain.upper())]
 
 

@@ -192,7 +192,8 @@ def _heads_model(llm, base: Path, directory: Path) -> Path:
     from soay.domains import get_domain
     from soay.heads import OUT_OF_SCOPE, Heads
     from soay.mentions import mask_code
-    from training.fit_heads import BASE_LINK, encode
+    from soay.question_encoder import BASE_LINK
+    from training.offline import encode
 
     domain = get_domain("aminer")
     labels = [OUT_OF_SCOPE if q["intent"] == "unsupported" else WRONG.get(q["id"], q["intent"]) for q in QUESTIONS]
@@ -219,14 +220,14 @@ def _heads_model(llm, base: Path, directory: Path) -> Path:
 def test_the_bench_scores_a_model_and_merges_its_results(gemma_small, aminer_db, open_world, tmp_path, monkeypatch):
     from contextlib import contextmanager
 
-    from training import fit_heads
+    from training import evaluate, offline
 
     out = tmp_path / "results" / "open_world.json"
-    with fit_heads.encoder(gemma_small) as llm:
+    with offline.encoder(gemma_small) as llm:
         model = _heads_model(llm, gemma_small, tmp_path / "model")
         # the bench's prediction path as it is (training/evaluate.py predict_with_heads), on the engine
         # already started for the heads: one start of vLLM instead of two
-        monkeypatch.setattr(fit_heads, "encoder", contextmanager(lambda base_dir, max_model_len=256: iter([llm])))
+        monkeypatch.setattr(evaluate, "encoder", contextmanager(lambda base_dir, max_model_len=256: iter([llm])))
         data = bench.main(["--model", f"fixture={model}", "--set-dir", str(open_world), "--corpus", str(aminer_db), "--out", str(out)])
     assert data == json.loads(out.read_text())
     assert set(data) == {"validation", "designs"}

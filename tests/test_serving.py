@@ -113,6 +113,46 @@ def test_ctrl_c_while_the_engines_load_stops_soay_serve(served, tmp_path):
     assert proc.returncode == 0 and "serving at" not in output, output[-3000:]
 
 
+OWN_LINES = ("ray: ", "vllm: ", "serve: ", "serving at ", "replica logs: ")
+"""How the lines `soay serve` itself prints begin: one per component it starts, its address, where
+the libraries' logs went (cluster/library_logs.py)."""
+FOREIGN_LINES_MAX = 2
+"""Lines from anyone else: Ray, Serve and two vLLM engines print several hundred while they start."""
+
+
+def test_soay_serve_prints_its_own_lines_not_the_libraries(served, tmp_path):
+    """From start to Ctrl-C, with a question answered in between, the console of `soay serve` (a Ray
+    of its own, Serve, two vLLM engines) carries the stack's lines and at most a couple of others;
+    the libraries' own lines are in the log files it names."""
+    _, settings, test = served
+    port = free_port()
+    config = tmp_path / "soay.yaml"
+    config.write_text(json.dumps(settings.model_copy(update={
+        "serve": settings.serve.model_copy(update={"port": port}),
+        "kafka": settings.kafka.model_copy(update={"log_requests": False}),  # the session app's topic stays its own
+    }).model_dump(mode="json")))
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "SOAY_RAY__SERVE_LOGS_TO_CONSOLE")}
+    proc = subprocess.Popen([*SOAY, "--config", str(config), "serve"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("serving at "):
+                break
+        assert lines and lines[-1].startswith("serving at "), "".join(lines)[-3000:]
+        ask(f"http://127.0.0.1:{port}", test[0].query)  # its per-call lines (access log, engines) stay in the replicas' logs
+        proc.send_signal(signal.SIGINT)
+        rest, _ = proc.communicate(timeout=90)
+    finally:
+        stop(proc, grace=60)
+    lines += rest.splitlines(keepends=True)
+    foreign = [line for line in lines if line.strip() and not line.startswith(OWN_LINES)]
+    assert proc.returncode == 0, "".join(lines)[-3000:]
+    assert len(foreign) <= FOREIGN_LINES_MAX, f"{len(foreign)} lines not the stack's:\n{''.join(foreign[:40])}"
+    assert sum(line.startswith("vllm: ") for line in lines) == 2, "".join(lines)  # the planner's and the coder's engines
+    assert any(line.startswith("ray: started") and "/logs" in line for line in lines), "".join(lines)  # where the rest went
+
+
 @pytest.mark.parametrize(
     ("body", "status"),
     [

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from soay.domains import get_domain
-from soay.environment import academic_names
+from soay.environment import academic_pools
 from soay.environment.academic_corpus import chinese_renderings
 from soay.mentions import Lexicon, mask_question, mention_markers, unmask_code
 from soay.splits import held_out_for
@@ -84,7 +84,7 @@ def test_the_tagger_never_learns_a_held_out_phrasing() -> None:
 
 def test_open_world_values_are_not_the_corpus_pools() -> None:
     corpus = set()
-    for value in vars(academic_names).values():
+    for value in vars(academic_pools).values():
         if isinstance(value, (list, tuple)):
             corpus |= {v for v in value if isinstance(v, str)}
     rng = random.Random(0)

@@ -9,8 +9,9 @@ import pytest
 
 from conftest import TEST_CORPUS_SIZE
 from soay.settings import Settings
-from training.evaluate import offline_llm, run_eval
+from training.evaluate import run_eval
 from training.generate import generate
+from training.offline import offline_llm
 from training.sft import load_config
 from training.train_job import run_sft
 

@@ -13,11 +13,10 @@ import json
 import os
 import time
 from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from unittest.mock import patch
+
+import yaml
 
 from soay.agent import (
     candidate_programs, candidate_solutions, choose_program, choose_solution, code_max_tokens, continuation_logprobs, exemplar_for, finish_code,
@@ -26,15 +25,19 @@ from soay.agent import (
 from soay.dataset import iter_triplets
 from soay.domains import Domain, get_domain
 from soay.evaluation import Case, categorise, evaluate, markdown_table
+from soay.heads import HEADS_FILE, OUT_OF_SCOPE, Heads
 from soay.mentions import mask_question
 from soay.outcomes import fuzzy_apis
 from soay.prompts import CODER_STOP, coder_prompt, planner_prompt, target
+from soay.question_encoder import BASE_LINK
 from soay.settings import SandboxSettings
 from soay.splits import held_out
 from soay.tool_weights import ToolWeights, load_tool_weights
 from soay.triplets import Triplet
 from training.generate import sandbox_for
+from training.offline import encode, encoder, offline_llm, sentence_encoder
 from training.paraphrases import paraphrased_triplets
+
 
 class Exemplars:
     """The retriever over the training split, built in memory: what the served agent retrieves,
@@ -53,31 +56,6 @@ class Exemplars:
     def hits(self, queries: list[str]) -> list[list[dict[str, Any]]]:
         vectors = self.index.embedder.encode([mask_question(q) for q in queries])
         return [[h.to_dict() for h in found] for found in self.index.search_vectors(vectors, self.depth, "exemplar")]
-
-
-@contextmanager
-def offline_llm(model_dir: Path, **engine_args: Any) -> Iterator[Any]:
-    """vLLM's offline engine on the checkpoint, its engine core stopped on leaving.
-
-    Left to the garbage collector, the engine lives until interpreter exit, and tearing it down
-    there races the teardown of everything else in the process (Ray's workers, torch threads).
-    """
-    from vllm import LLM
-
-    # On the CPU build "gpu_memory_utilization" is the share of host memory vLLM reserves; a
-    # small model needs little, and the sandbox and Ray share the machine.
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    # The engine core in this process: a separate one re-imports torch and vLLM before it loads
-    # anything, 30 s to start the 2-layer test model on 2 cores against 9 s in-process, same
-    # features. vLLM reads the switch when it builds the engine, so it is set for that moment only:
-    # a Ray cluster or `vllm serve` started later from this process would inherit it, and their
-    # async engines need the separate process.
-    with patch.dict(os.environ, {"VLLM_ENABLE_V1_MULTIPROCESSING": "0"}):
-        llm = LLM(model=str(model_dir), dtype="float32", enforce_eager=True, seed=0, gpu_memory_utilization=0.3, **engine_args)
-    try:
-        yield llm
-    finally:
-        llm.llm_engine.engine_core.shutdown()
 
 
 def predict(
@@ -128,9 +106,6 @@ def predict_with_heads(model_dir: Path, queries: list[str], domain: Any, batch_s
     """(combination id or out_of_scope, solution, masked program) for each query: the base's
     features of the question, the planner head's combination, the coder's nearest verified program
     of that combination (soay/heads.py), as the service runs them."""
-    from soay.heads import OUT_OF_SCOPE, Heads
-    from training.fit_heads import BASE_LINK, encode, encoder, sentence_encoder
-
     heads = Heads.load(model_dir)
     with encoder(model_dir / BASE_LINK) as llm:
         features = encode(llm, queries, batch_size, desc="eval: encode", vocabulary=heads.vocabulary,
@@ -265,8 +240,6 @@ def headline_markdown(h: dict[str, Any]) -> str:
 
 
 def _load_questions(path: Path) -> list[tuple[str, str]]:
-    import yaml
-
     data = yaml.safe_load(Path(path).read_text())
     return [(language, q) for language in ("en", "zh") for q in data.get(language, [])]
 
@@ -285,8 +258,6 @@ def _spread(cases: list[Triplet], limit: int | None) -> list[Triplet]:
 
 
 def _has_heads(model_dir: Path) -> bool:
-    from soay.heads import HEADS_FILE
-
     return (Path(model_dir) / HEADS_FILE).is_file()
 
 

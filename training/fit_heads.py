@@ -12,8 +12,6 @@ import ast
 import json
 import math
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +30,14 @@ from soay.tagging.tagger import MentionTagger, train_tagger
 from soay.prompts import question_text
 from retriever.documents import language_of
 from soay.settings import Settings
+from soay.question_encoder import BASE_LINK
 from training.base_model import copy_notice, resolve_base_model
+from training.feature_cache import FeatureCache
+from training.offline import encode, encoder, sentence_encoder
+from training.recipes import read_recipe
 
 OUT_OF_SCOPE_FILE = Path(__file__).resolve().parents[1] / "soay" / "intents" / "out_of_scope.yaml"
-BASE_LINK = "base"
-"""The model directory's link to the base checkpoint: the encoder (pooling) and the writing coder."""
 VALIDATION_EVERY = 5
-POOLER = {"pooling_type": "MEAN", "use_activation": False}
-"""Mean over the question's tokens of the last layer, not normalised: the heads standardize."""
 
 
 class HeadsConfig(BaseModel):
@@ -91,37 +89,20 @@ class HeadsConfig(BaseModel):
     made from the request log) against one written from a template: a user's wording is rare
     beside the synthetic bulk, and it is the distribution the service is asked in
     (benchmarks/REPORT-loop.md measures 1 against higher weights)."""
+    feature_cache: bool = True
+    """Keep the questions' features in <base_model cache>/features.sqlite (training/feature_cache.py):
+    a retraining then encodes only the questions it has not seen."""
     max_iter: int = Field(2000, ge=10)
     max_model_len: int = Field(256, ge=32)
     batch_size: int = Field(64, ge=1)
 
 
 def load_heads_config(path: str | Path | None = None, overrides: list[str] | None = None) -> HeadsConfig:
-    from training.sft import read_recipe
-
     return HeadsConfig.model_validate(read_recipe(path, overrides))
 
 
 def is_heads_recipe(path: str | Path) -> bool:
     return (yaml.safe_load(Path(path).read_text()) or {}).get("kind") == "heads"
-
-
-def encoder_engine_args(max_model_len: int) -> dict[str, Any]:
-    """vLLM engine arguments of the question encoder (offline here, Ray Serve LLM in serving)."""
-    return {"runner": "pooling", "convert": "embed", "max_model_len": max_model_len, "pooler_config": dict(POOLER)}
-
-
-@contextmanager
-def encoder(base_dir: Path, max_model_len: int = 256) -> Iterator[Any]:
-    """vLLM's offline pooling engine on the base, stopped on leaving."""
-    from vllm.config import PoolerConfig
-
-    from training.evaluate import offline_llm
-
-    args = encoder_engine_args(max_model_len)
-    args["pooler_config"] = PoolerConfig(**args["pooler_config"])
-    with offline_llm(base_dir, **args) as llm:  # max_model_len among the args
-        yield llm
 
 
 def fit_mention_tagger(domain: Domain, triplets: list[Any], path: Path, per_template: int) -> MentionTagger:
@@ -144,31 +125,6 @@ def literal_vocabulary(triplets: list[Any]) -> frozenset[str]:
     fields = {v for v, q in values if v == v.lower() and v in q.casefold() and v not in find_mentions(q)}
     organisations = {v for v, q in values if v != v.lower() and v in q and names_organisation(v) and v not in titles(q)}
     return frozenset(fields | organisations)
-
-
-def encode(
-    llm: Any, queries: list[str], batch_size: int = 64, desc: str = "encode", vocabulary: frozenset[str] = frozenset(),
-    sentences: Any | None = None,
-) -> np.ndarray:
-    """Feature vectors of the questions (masked as the planner reads them), with a progress bar:
-    the base's, followed by the sentence encoder's (a retriever Embedder) when one is given."""
-    from tqdm import tqdm
-
-    out: list[np.ndarray] = []
-    with tqdm(total=len(queries), desc=desc, unit="q", mininterval=2.0) as bar:
-        for i in range(0, len(queries), batch_size):
-            batch = [question_text(q, vocabulary) for q in queries[i : i + batch_size]]
-            base = np.asarray([o.outputs.embedding for o in llm.embed(batch, use_tqdm=False)], dtype=np.float32)
-            out.append(np.hstack([base, sentences.encode(batch)]) if sentences is not None else base)
-            bar.update(len(batch))
-    return np.vstack(out) if out else np.zeros((0, 0), dtype=np.float32)
-
-
-def sentence_encoder(name: str | None) -> Any | None:
-    """The retriever's embedding model by name (soay/heads.py `sentence_encoder`), or None."""
-    from retriever.embeddings import Embedder
-
-    return Embedder(name) if name else None
 
 
 def out_of_scope_split(unsupported: int = 0) -> tuple[list[str], list[str]]:
@@ -218,9 +174,14 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
     unsupported = min(config.unsupported_questions, math.ceil(config.unsupported_share * len(questions)))
     refusals_train, refusals_val = out_of_scope_split(unsupported) if config.out_of_scope else ([], [])
     texts = questions + refusals_train + [t.query for t in validation] + refusals_val
-    with encoder(base_dir, config.max_model_len) as llm:
-        features = encode(llm, texts, config.batch_size, desc="features", vocabulary=vocabulary,
-                          sentences=sentence_encoder(config.sentence_encoder))
+    cache = feature_cache(settings, base_dir, config) if config.feature_cache else None
+    try:
+        with encoder(base_dir, config.max_model_len) as llm:
+            features = encode(llm, texts, config.batch_size, desc="features", vocabulary=vocabulary,
+                              sentences=sentence_encoder(config.sentence_encoder), cache=cache)
+    finally:
+        if cache is not None:
+            cache.close()
     encoded_s = time.perf_counter() - started
     n_train = len(questions) + len(refusals_train)
     x, x_val = features[:n_train], features[n_train:]
@@ -266,6 +227,12 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
     }
     (model_dir / "run.json").write_text(json.dumps(record, indent=2))
     return record
+
+
+def feature_cache(settings: Settings, base_dir: Path, config: HeadsConfig) -> FeatureCache:
+    """The features of this base and sentence model, for questions of at most max_model_len tokens."""
+    namespace = f"{Path(base_dir).resolve()}|{config.sentence_encoder}|{config.max_model_len}"
+    return FeatureCache(settings.base_model.cache_path(settings.data) / "features.sqlite", namespace)
 
 
 def reusable_programs(triplets: list[Any], programs: list[str]) -> np.ndarray:

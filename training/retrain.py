@@ -209,7 +209,7 @@ def _attempt(settings: Settings, dataset_root: Path, before: Pointer, arrived: i
         trained = fit_heads(load_heads_config(recipe, r.overrides), settings, run_dir / "dataset", run_dir)
     else:  # an SFT recipe continues from the promoted checkpoint (LoRA by default on GPUs)
         config = load_config(recipe, [*r.overrides, f"base_model={before.model}", "resume=false"])
-        init_ray(settings.ray)
+        init_ray(settings.ray, worker_output=True)  # the training workers print their progress
         trained = run_sft(config, run_dir / "dataset", run_dir)
     candidate = Path(trained["checkpoint"])
     log(f"[retrain] trained {recipe.name} in {trained['wall_seconds']} s -> {candidate}")

@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import torch
-import yaml
 from pydantic import BaseModel, ConfigDict
+
+from training.deepspeed_compat import consolidated_state_dict
+from training.recipes import read_recipe
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs" / "sft"
 
@@ -85,21 +87,6 @@ class SFTConfig(BaseModel):
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> SFTConfig:
     """An SFT recipe config from YAML with `key=value` / `a.b=value` overrides laid on top."""
     return SFTConfig.model_validate(read_recipe(path, overrides))
-
-
-def read_recipe(path: str | Path | None = None, overrides: list[str] | None = None) -> dict[str, Any]:
-    """A recipe's YAML as a dict with `key=value` / `a.b=value` overrides laid on top (any recipe kind)."""
-    raw: dict[str, Any] = yaml.safe_load(Path(path).read_text()) if path else {}
-    for item in overrides or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"override {item!r} is not key=value")
-        node = raw
-        *parents, leaf = key.split(".")
-        for p in parents:
-            node = node.setdefault(p, {})
-        node[leaf] = yaml.safe_load(value)
-    return raw
 
 
 def build_model(config: SFTConfig, tokenizer: Any) -> torch.nn.Module:
@@ -225,7 +212,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
 
     # --- save an HF checkpoint (rank 0 writes; every rank reports it) ---------------------
     module = engine.module if config.deepspeed else getattr(model, "module", model)
-    state = engine._zero3_consolidated_16bit_state_dict() if config.deepspeed and engine.zero_optimization_stage() == 3 else None
+    state = consolidated_state_dict(engine) if config.deepspeed else None  # every rank: a collective under ZeRO-3
     out = Path(loop_config["output_dir"])
     if rank == 0:
         save_checkpoint(module, tokenizer, out, config, state)

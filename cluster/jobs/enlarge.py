@@ -2,21 +2,16 @@
 
     ray job submit --address http://HEAD:8265 --working-dir . -- python -m cluster.jobs.enlarge --workers 8
 
-Inside a job the supervisor sets RAY_ADDRESS, so the verification workers run on the cluster
-while this driver stays the only consumer and the only writer of the dataset. Without
---until-idle / --max-records it runs until the job is stopped (SIGTERM ends the batch in hand).
+The verification workers run on the cluster while this driver stays the only consumer and the
+only writer of the dataset. Without --until-idle / --max-records it runs until the job is stopped
+(SIGTERM ends the batch in hand).
 """
 
 from __future__ import annotations
 
-import sys
+from cluster.jobs import command_job
 
-from cli.main import app
-
-
-def main(argv: list[str] | None = None) -> None:
-    app(["enlarge", "--json", *(sys.argv[1:] if argv is None else argv)])
-
+main = command_job("enlarge", "--json")
 
 if __name__ == "__main__":
     main()

@@ -1,21 +1,13 @@
-"""Ray Jobs entrypoint for triplet generation.
+"""Ray Jobs entrypoint for triplet generation, with the flags of `soay generate`:
 
     ray job submit --address http://HEAD:8265 --working-dir . -- python -m cluster.jobs.generate --workers 16
-
-Inside a job the supervisor sets RAY_ADDRESS, so `soay generate` joins the cluster instead of
-starting a local Ray; the job takes exactly the flags of the command.
 """
 
 from __future__ import annotations
 
-import sys
+from cluster.jobs import command_job
 
-from cli.main import app
-
-
-def main(argv: list[str] | None = None) -> None:
-    app(["generate", "--json", *(sys.argv[1:] if argv is None else argv)])
-
+main = command_job("generate", "--json")
 
 if __name__ == "__main__":
     main()

@@ -7,14 +7,9 @@ Run on the cluster that serves, so that a promoted model is swapped into the run
 
 from __future__ import annotations
 
-import sys
+from cluster.jobs import command_job
 
-from cli.main import app
-
-
-def main(argv: list[str] | None = None) -> None:
-    app(["retrain", *(sys.argv[1:] if argv is None else argv)])
-
+main = command_job("retrain")
 
 if __name__ == "__main__":
     main()

@@ -5,14 +5,9 @@
 
 from __future__ import annotations
 
-import sys
+from cluster.jobs import command_job
 
-from cli.main import app
-
-
-def main(argv: list[str] | None = None) -> None:
-    app(["train", *(sys.argv[1:] if argv is None else argv)])
-
+main = command_job("train")
 
 if __name__ == "__main__":
     main()

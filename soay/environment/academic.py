@@ -24,6 +24,7 @@ Behaviour follows AMiner where the seeds pin it down and is documented here wher
 
 from __future__ import annotations
 
+import heapq
 import json
 import random
 import re
@@ -31,10 +32,13 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
 
-from soay.environment import academic_names as names
-from soay.environment.academic_corpus import normalize
+import numpy as np
+
+from soay.environment import academic_pools as names
+from soay.environment.academic_search import NameTerms, TitleSearch
+from soay.environment.text import CJK_CHAR, normalize
 from soay.environment.base import ApiCallError, SpecDispatch
 from soay.spec import ApiSpec, load_spec
 
@@ -47,7 +51,6 @@ NAME_CANDIDATES = 2_000  # fuzzy name matches ranked per query (exact matches al
 GROUP_CANDIDATES = 20  # most cited scholars taken per matching organisation or field
 
 _ID = re.compile(r"[0-9a-f]{24}")
-_HAS_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # Chinese characters that say what kind of organisation it is (大学, 研究所, 实验室, 科技, 理工,
 # 国立...): in a Chinese name they weigh like the generic words below.
 _GENERIC_ORG_CHARS = frozenset("大学院校研究所实验室心系部集团公司有限科技术理工国立")
@@ -82,14 +85,16 @@ _GENERIC_ORG_WORDS = frozenset(
         "applied",
     }
 )
+def _org_weight(tokens: Iterable[str]) -> int:
+    """Weight of organisation words in fifths: 1 for a generic word, 5 for a distinctive one.
+    Integers, so that a sum does not depend on the (hash-seeded) order of a set."""
+    return sum(1 if t in _GENERIC_ORG_WORDS or t in _GENERIC_ORG_CHARS else 5 for t in tokens)
+
+
 def _weighted_jaccard(query: frozenset[str], target: frozenset[str]) -> float:
     """Token overlap in which generic organisation words count a fifth of a distinctive word."""
-
-    def weight(tokens: Iterable[str]) -> float:
-        return sum(0.2 if t in _GENERIC_ORG_WORDS or t in _GENERIC_ORG_CHARS else 1.0 for t in tokens)
-
-    union = weight(query | target)
-    return weight(query & target) / union if union else 0.0
+    union = _org_weight(query | target)
+    return _org_weight(query & target) / union if union else 0.0
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -112,8 +117,14 @@ class AcademicEnvironment(SpecDispatch):
         self._conn = sqlite3.connect(
             f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False, cached_statements=256
         )
-        self._conn.execute("PRAGMA mmap_size = 1073741824")
+        # Map as much of the file as SQLite allows (2 GiB in common builds) and keep a larger
+        # page cache for what lies beyond: a million-person corpus is 2.5 GB.
+        self._conn.execute("PRAGMA mmap_size = 17179869184")
+        self._conn.execute("PRAGMA cache_size = -65536")
         self._lock = threading.Lock()
+        # Derived search structures of a corpus that has them (academic_search); None: FTS5 only.
+        self._titles = TitleSearch.open(self._conn, self._lock)
+        self._name_terms = NameTerms.open(self._conn, self._lock)
         self._n_persons = self._scalar("SELECT max(id) FROM person")
         self._n_publications = self._scalar("SELECT max(id) FROM publication")
         # A corpus of a layout before 3 has no Chinese renderings: read them as none.
@@ -125,6 +136,7 @@ class AcademicEnvironment(SpecDispatch):
         self._org_names_zh: dict[int, str] = {}
         self._org_norms: dict[int, tuple[str, ...]] = {}
         self._org_tokens: dict[int, tuple[frozenset[str], ...]] = {}
+        self._org_index: _OrgIndex | None = None  # _org_word_index
         for org_id, name, norm, name_zh in self._rows(f"SELECT id, name, name_norm, {zh['organization']} FROM organization"):
             self._org_names[org_id] = name
             self._org_names_zh[org_id] = name_zh or ""
@@ -205,16 +217,34 @@ class AcademicEnvironment(SpecDispatch):
         if name:
             q_norm = normalize(name)
             q_tokens = q_norm.split()
-            rows = {r[0]: r for r in self._person_candidates("WHERE name_norm = ?", (q_norm,))}
-            if _HAS_CJK.search(name) and self._person_zh != "''":  # the name in characters, exactly
+            # Name matches are many (2,000 fuzzy ones for a common name): read only what the
+            # ranking looks at, the interests only when there is an interest to match and the
+            # Chinese name only for a query in characters; the 10 best are read in full below.
+            blank = "''"
+            columns = (
+                f"id, pid, {blank}, name_norm, org_id, {'interests' if field_scores else blank}, num_citation, 0, "
+                f"{self._person_zh if CJK_CHAR.search(q_norm) else blank}"
+            )
+
+            def candidates(where: str, params: tuple) -> list[tuple]:
+                return self._rows(f"SELECT {columns} FROM person {where}", *params)
+
+            rows = {r[0]: r for r in candidates("WHERE name_norm = ?", (q_norm,))}
+            if CJK_CHAR.search(name) and self._person_zh != "''":  # the name in characters, exactly
                 q_zh = q_norm.replace(" ", "")
-                rows.update((r[0], r) for r in self._person_candidates("WHERE name_zh = ?", (q_zh,)))
+                rows.update((r[0], r) for r in candidates("WHERE name_zh = ?", (q_zh,)))
             for operator in (" ", " OR "):
-                fuzzy = self._person_candidates(
-                    "WHERE id IN (SELECT rowid FROM person_fts WHERE person_fts MATCH ? LIMIT ?)",
-                    (_fts_query(q_tokens, operator), NAME_CANDIDATES),
+                query = (
+                    self._name_terms.query(q_tokens[:MAX_QUERY_TOKENS], any_word=operator != " ")
+                    if self._name_terms
+                    else _fts_query(q_tokens, operator)
                 )
-                rows.update((r[0], r) for r in fuzzy)
+                if query is not None:  # None: no word of the index starts like a query word
+                    fuzzy = candidates(
+                        "WHERE id IN (SELECT rowid FROM person_fts WHERE person_fts MATCH ? LIMIT ?)",
+                        (query, NAME_CANDIDATES),
+                    )
+                    rows.update((r[0], r) for r in fuzzy)
                 if rows or len(q_tokens) < 2:
                     break
         else:
@@ -223,11 +253,13 @@ class AcademicEnvironment(SpecDispatch):
 
         q_set = frozenset(q_tokens)
         q_core = frozenset(t for t in q_tokens if len(t) > 1)
+        cjk_query = bool(CJK_CHAR.search(q_norm))
+        interest_of = _interest_scorer(field_scores)
 
         def rank(row: tuple) -> tuple:
             _, pid, _, person_norm, org_id, interests, citations, _, name_zh = row
             tokens = person_norm.split()
-            if name_zh and _HAS_CJK.search(q_norm):  # a query in characters is matched by them
+            if name_zh and cjk_query:  # a query in characters is matched by them
                 tokens = normalize(name_zh).split()
                 exact = 2 if tokens == q_tokens else 0
             else:
@@ -236,11 +268,11 @@ class AcademicEnvironment(SpecDispatch):
                     if person_norm == q_norm
                     else int(bool(q_core) and frozenset(t for t in tokens if len(t) > 1) == q_core)
                 )
-            interest_score = max((field_scores.get(i, 0.0) for i in json.loads(interests)), default=0.0)
-            return (-exact, -org_score(org_id), -interest_score, -_jaccard(q_set, frozenset(tokens)), -citations, pid)
+            return (-exact, -org_score(org_id), -interest_of(interests), -_jaccard(q_set, frozenset(tokens)), -citations, pid)
 
-        best = sorted(rows.values(), key=rank)[:SEARCH_LIMIT]
-        return [self._person_record(r) for r in best]
+        best = [r[0] for r in heapq.nsmallest(SEARCH_LIMIT, rows.values(), key=rank)]
+        full = {r[0]: r for r in self._person_candidates(f"WHERE id IN ({_marks(best)})", tuple(best))}
+        return [self._person_record(full[i]) for i in best]
 
     def searchPublication(self, publication_info: str) -> list[dict[str, Any]]:
         """Publications matching a title or keywords, at most 10.
@@ -259,8 +291,15 @@ class AcademicEnvironment(SpecDispatch):
             r[0] for r in self._rows("SELECT id FROM publication WHERE title_norm = ? LIMIT ?", q_norm, SEARCH_LIMIT)
         ]
         all_words = " ".join(f'"{t}"' for t in words[:-1]) + f' "{words[-1]}"*'
-        for query in (all_words, " OR ".join(f'"{t}"' for t in words)):
-            hits += [
+        for every_word, query in ((True, all_words), (False, " OR ".join(f'"{t}"' for t in words))):
+            # The same rows in the same order from the title postings where the corpus has them
+            # (academic_search.TitleSearch: BM25 as FTS5 computes it, without a pass over the
+            # doclist of every word), else from FTS5.
+            fast = None
+            if self._titles is not None:
+                top = self._titles.top_all if every_word else self._titles.top_any
+                fast = top(words, SEARCH_LIMIT + len(hits))
+            hits += fast if fast is not None else [
                 r[0]
                 for r in self._rows(
                     "SELECT rowid FROM publication_fts WHERE publication_fts MATCH ? ORDER BY rank LIMIT ?",
@@ -291,12 +330,16 @@ class AcademicEnvironment(SpecDispatch):
             return []
         advisor = self._scalar("SELECT advisor_id FROM advising WHERE student_id = ?", me[0])
         students = {r[0] for r in self._rows("SELECT student_id FROM advising WHERE advisor_id = ?", me[0])}
+        # Names are read only for co-authors with at least as many joint papers as the 30th
+        # (the sort needs them for ties): a prolific scholar has thousands of co-authors.
         rows = self._rows(
-            "SELECT p.pid, p.name, p.id, c.n FROM ("
+            "WITH c AS MATERIALIZED ("
             "  SELECT a2.person_id AS person_id, count(*) AS n FROM authorship a1"
             "  JOIN authorship a2 ON a2.pub_id = a1.pub_id"
-            "  WHERE a1.person_id = ?1 AND a2.person_id != ?1 GROUP BY a2.person_id) c "
-            "JOIN person p ON p.id = c.person_id ORDER BY c.n DESC, p.name, p.pid LIMIT ?2",
+            "  WHERE a1.person_id = ?1 AND a2.person_id != ?1 GROUP BY a2.person_id) "
+            "SELECT p.pid, p.name, p.id, c.n FROM c JOIN person p ON p.id = c.person_id "
+            "WHERE c.n >= coalesce((SELECT n FROM c ORDER BY n DESC LIMIT 1 OFFSET ?2 - 1), 0) "
+            "ORDER BY c.n DESC, p.name, p.pid LIMIT ?2",
             me[0],
             COAUTHOR_LIMIT,
         )
@@ -414,20 +457,31 @@ class AcademicEnvironment(SpecDispatch):
         """Organisation id -> match score: 2 for the same name, else weighted token overlap."""
         if not organization:
             return lambda org_id: 0.0
-        q_norm = normalize(organization)
-        q_tokens = frozenset(q_norm.split())
-        cache: dict[int, float] = {}
+        return _OrgScorer(self, organization)
 
-        def score(org_id: int) -> float:
-            if org_id not in cache:
-                cache[org_id] = (
-                    2.0
-                    if q_norm in self._org_norms[org_id]
-                    else max(_weighted_jaccard(q_tokens, tokens) for tokens in self._org_tokens[org_id])
-                )
-            return cache[org_id]
-
-        return score
+    def _org_word_index(self) -> _OrgIndex:
+        """Organisation names as an inverted index, built at the first search that needs it."""
+        if self._org_index is None:
+            words: dict[str, list[int]] = {}
+            by_norm: dict[str, list[int]] = {}
+            form_org: list[int] = []
+            form_weight: list[int] = []
+            for org_id, forms in self._org_tokens.items():
+                for tokens in forms:
+                    for t in tokens:
+                        words.setdefault(t, []).append(len(form_org))
+                    form_org.append(org_id)
+                    form_weight.append(_org_weight(tokens))
+                for norm in self._org_norms[org_id]:
+                    by_norm.setdefault(norm, []).append(org_id)
+            self._org_index = _OrgIndex(
+                {t: np.array(f, dtype=np.int64) for t, f in words.items()},
+                np.array(form_org, dtype=np.int64),
+                np.array(form_weight, dtype=np.int64),
+                {n: frozenset(ids) for n, ids in by_norm.items()},
+                max(self._org_tokens, default=0),
+            )
+        return self._org_index
 
     def _field_scores(self, interest: str) -> dict[str, float]:
         """Field name -> match score: 2 for the same field, else token overlap."""
@@ -454,7 +508,7 @@ class AcademicEnvironment(SpecDispatch):
             distinctive = [t for t in tokens if t not in _GENERIC_ORG_WORDS and t not in _GENERIC_ORG_CHARS] or tokens
             # A Chinese name is first looked for with all its characters ("中国科学技术大学" is
             # nearly all generic characters, and any of them would match most organisations).
-            queries = [_fts_query(tokens)] if _HAS_CJK.search(organization) else []
+            queries = [_fts_query(tokens)] if CJK_CHAR.search(organization) else []
             queries += [_fts_query(distinctive, " OR ")] if distinctive else []
             matched: list[int] = []
             for query in queries:
@@ -464,7 +518,11 @@ class AcademicEnvironment(SpecDispatch):
                 if matched:
                     break
             if matched:
-                org_ids = sorted(matched, key=lambda o: (-org_score(o), o))[:5]
+                org_ids = (
+                    org_score.best(matched, 5)
+                    if isinstance(org_score, _OrgScorer)
+                    else heapq.nsmallest(5, matched, key=lambda o: (-org_score(o), o))
+                )
         field_ids = [self._fields[f][1] for f in sorted(field_scores, key=lambda f: -field_scores[f])][:5]
         rows: list[tuple] = []
         for org_id in org_ids:
@@ -535,6 +593,91 @@ class AcademicEnvironment(SpecDispatch):
     def _scalar(self, sql: str, *params: Any) -> Any:
         row = self._one(sql, *params)
         return row[0] if row else None
+
+
+class _OrgIndex(NamedTuple):
+    """Organisation names by word: word -> the forms (an organisation's Latin or Chinese name)
+    holding it; each form's organisation (forms of one organisation are adjacent) and weight
+    (`_org_weight`); normalised name -> organisations of that name."""
+
+    words: dict[str, np.ndarray]
+    form_org: np.ndarray
+    form_weight: np.ndarray
+    by_norm: dict[str, frozenset[int]]
+    max_org: int
+
+
+class _OrgScorer:
+    """Organisation id -> match score for one query: 2.0 for the same name (in either script),
+    else the best `_weighted_jaccard` of the query's words and one of the organisation's names."""
+
+    def __init__(self, env: AcademicEnvironment, organization: str):
+        self._env = env
+        self._q_norm = normalize(organization)
+        self._q_tokens = frozenset(self._q_norm.split())
+        self._q_weight = _org_weight(self._q_tokens)
+        self._cache: dict[int, float] = {}
+
+    def __call__(self, org_id: int) -> float:
+        s = self._cache.get(org_id)
+        if s is None:
+            s = self._cache[org_id] = (
+                2.0
+                if self._q_norm in self._env._org_norms[org_id]
+                else max(_weighted_jaccard(self._q_tokens, tokens) for tokens in self._env._org_tokens[org_id])
+            )
+        return s
+
+    def best(self, org_ids: list[int], n: int) -> list[int]:
+        """The n best of `org_ids` by (score desc, id), as sorting them by `self` would give,
+        scored at once through the word index: only the names sharing a word with the query
+        count, and |q u t| = |q| + |t| - |q n t| in (integer) weights, so each score is
+        `_weighted_jaccard`'s to the last bit."""
+        index = self._env._org_word_index()
+        shared = np.zeros(len(index.form_org), dtype=np.int64)
+        for t in self._q_tokens:
+            forms = index.words.get(t)
+            if forms is not None:
+                shared[forms] += _org_weight((t,))
+        forms = np.flatnonzero(shared)  # ascending, and an organisation's forms are adjacent
+        union = self._q_weight + index.form_weight[forms] - shared[forms]
+        form_score = shared[forms] / union  # union >= the query's weight > 0
+        orgs = index.form_org[forms]
+        org_score = np.zeros(index.max_org + 1)
+        if len(forms):
+            starts = np.flatnonzero(np.concatenate([[True], orgs[1:] != orgs[:-1]]))
+            org_score[orgs[starts]] = np.maximum.reduceat(form_score, starts)
+        ids = np.array(org_ids, dtype=np.int64)
+        scores = org_score[ids]
+        same_name = index.by_norm.get(self._q_norm)
+        for org_id in same_name or ():
+            scores[ids == org_id] = 2.0
+        order = np.lexsort((ids, -scores))[:n]
+        for k in order.tolist():
+            self._cache[org_ids[k]] = float(scores[k])
+        return [org_ids[k] for k in order.tolist()]
+
+
+def _interest_scorer(field_scores: dict[str, float]) -> Callable[[str], float]:
+    """A scholar's interests (their JSON list, as stored) -> the best score of one of them.
+
+    A field is among the interests when its JSON string is in the list's text: the only quotes
+    in `["a", "b"]` delimit the names, which hold none themselves. That spares a json.loads per
+    candidate, which was most of the ranking's time.
+    """
+    if not field_scores:
+        return lambda interests: 0.0
+    if any('"' in f or "\\" in f for f in field_scores):
+        return lambda interests: max((field_scores.get(i, 0.0) for i in json.loads(interests)), default=0.0)
+    encoded = sorted(((json.dumps(f), s) for f, s in field_scores.items()), key=lambda e: -e[1])
+
+    def best(interests: str) -> float:
+        for name, score in encoded:  # best score first: the first field found is the best
+            if name in interests:
+                return score
+        return 0.0
+
+    return best
 
 
 def _marks(values: list) -> str:

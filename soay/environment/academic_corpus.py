@@ -34,11 +34,10 @@ import hashlib
 import json
 import math
 import os
-import re
 import sqlite3
 import time
-import unicodedata
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -46,7 +45,10 @@ from typing import Any
 import numpy as np
 import yaml
 
-from soay.environment import academic_names as names
+from soay.environment import academic_pools as names
+from soay.environment.academic_search import build_search_indexes
+from soay.environment.text import FTS_TOKENIZER, fts_words, normalize
+from soay.files import atomic_path
 
 Progress = Callable[[str, int, int], None]
 
@@ -62,39 +64,12 @@ SCHEMA_VERSION = 3  # 2: the advising table; 3: Chinese renderings (name_zh) of 
 CHINESE_CULTURE = names.CULTURE_NAMES.index("chinese")
 RENDERINGS = Path(__file__).with_name("chinese_renderings.yaml")
 
-_SPLIT = re.compile(r"[\W_]+")
-_CJK = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
-_FTS_TOKENIZER = "unicode61 remove_diacritics 2"
-
 
 @cache
 def chinese_renderings() -> dict[str, Any]:
     """The Chinese rendering tables (chinese_renderings.yaml): surnames and given-name syllables
     to characters, organisations, cities, organisation templates and fields to Chinese."""
     return yaml.safe_load(RENDERINGS.read_text(encoding="utf-8"))
-
-
-def normalize(text: str) -> str:
-    """Case- and diacritics-folded words joined by single spaces.
-
-    Mirrors what the FTS5 `unicode61 remove_diacritics 2` tokenizer does, so that a Python-side
-    exact comparison and an FTS match agree on what a word is. A Chinese character is a word by
-    itself ("清华大学" -> "清 华 大 学"): Chinese is written without spaces, and the full-text
-    indexes hold Chinese text written this way, so that "清华" matches "清华大学".
-    """
-    if text.isascii():
-        return " ".join(filter(None, _SPLIT.split(text.lower())))
-    text = _CJK.sub(r" \1 ", text)
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return " ".join(filter(None, _SPLIT.split(stripped)))
-
-
-def fts_words(text: str | None) -> str:
-    """What a full-text index holds for a name: Chinese characters as words of their own
-    ("清华大学" -> "清 华 大 学"), so that any part of a Chinese name matches, as `normalize`
-    splits a query. Latin text passes through (the tokenizer folds it itself)."""
-    return _CJK.sub(r" \1 ", text).strip() if text else ""
 
 
 def public_id(seed: int, kind: str, row: int) -> str:
@@ -118,10 +93,6 @@ def build_academic_corpus(
         raise ValueError("n_persons must be at least 100")
     started = time.perf_counter()
     report = progress or (lambda stage, done, total: None)
-    db_path = Path(db_path)
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp_path = db_path.with_name(f"{db_path.name}.tmp{os.getpid()}")
-    tmp_path.unlink(missing_ok=True)
 
     rng = np.random.default_rng(seed)
     pools = _NamePools(rng)
@@ -132,8 +103,7 @@ def build_academic_corpus(
     papers = _make_papers(rng, persons, vocab)
     persons.num_pubs, persons.num_citation = papers.person_totals(n_persons)
 
-    conn = sqlite3.connect(tmp_path)
-    try:
+    with atomic_path(db_path) as tmp_path, closing(sqlite3.connect(tmp_path)) as conn:
         _write(conn, seed, orgs, persons, papers, pools, vocab, report)
         counts = {
             "organizations": len(orgs.names),
@@ -155,12 +125,6 @@ def build_academic_corpus(
             ],
         )
         conn.commit()
-        conn.close()
-    except BaseException:
-        conn.close()
-        tmp_path.unlink(missing_ok=True)
-        raise
-    os.replace(tmp_path, db_path)
     report("done", 1, 1)
     counts["build_seconds"] = round(time.perf_counter() - started, 2)
     return counts
@@ -261,7 +225,7 @@ def _chunks(total: int) -> Iterator[tuple[int, int]]:
 
 
 class _Vocabulary:
-    """Fields, areas and venues of academic_names as arrays the generator can index."""
+    """Fields, areas and venues of the academic pools (academic_pools.yaml) as arrays the generator can index."""
 
     def __init__(self) -> None:
         self.fields = [f.name for f in names.FIELDS]
@@ -1148,9 +1112,9 @@ CREATE INDEX publication_title ON publication(title_norm);
 CREATE INDEX authorship_person ON authorship(person_id, pub_id);
 CREATE INDEX advising_advisor ON advising(advisor_id);
 CREATE INDEX organization_name ON organization(name_norm);
-CREATE VIRTUAL TABLE person_fts USING fts5(name, content='', tokenize='{_FTS_TOKENIZER}');
-CREATE VIRTUAL TABLE publication_fts USING fts5(title, content='', tokenize='{_FTS_TOKENIZER}');
-CREATE VIRTUAL TABLE organization_fts USING fts5(name, content='', tokenize='{_FTS_TOKENIZER}');
+CREATE VIRTUAL TABLE person_fts USING fts5(name, content='', tokenize='{FTS_TOKENIZER}');
+CREATE VIRTUAL TABLE publication_fts USING fts5(title, content='', tokenize='{FTS_TOKENIZER}');
+CREATE VIRTUAL TABLE organization_fts USING fts5(name, content='', tokenize='{FTS_TOKENIZER}');
 INSERT INTO person_fts(rowid, name) SELECT id, name || ' ' || fts_words(name_zh) FROM person;
 INSERT INTO publication_fts(rowid, title) SELECT id, title FROM publication;
 INSERT INTO organization_fts(rowid, name) SELECT id, name || ' ' || fts_words(name_zh) FROM organization;
@@ -1233,4 +1197,5 @@ def _write(
     conn.commit()
     report("indexes", 0, 1)
     conn.executescript(_INDEXES)
+    build_search_indexes(conn)  # title postings and name vocabulary for fast exact searches
     report("indexes", 1, 1)

@@ -43,6 +43,25 @@ class SpecDispatch:
         return {name: getattr(self, name) for name in self.spec.api_names}
 
 
+def positional_functions(spec: ApiSpec, call: Callable[..., Any]) -> dict[str, Callable[..., Any]]:
+    """The spec's APIs as callables that `call(name, **kwargs)`, taking positional arguments too
+    (in the spec's parameter order), as generated code may write `searchMovie("Heat")`."""
+
+    def bind(name: str) -> Callable[..., Any]:
+        api = spec.api(name)
+        params = [p.name for p in api.params]
+
+        def fn(*args: Any, **kwargs: Any) -> Any:
+            if len(args) > len(params):
+                raise ApiCallError(f"{name} takes at most {len(params)} arguments ({api.signature()})")
+            return call(name, **dict(zip(params, args)), **kwargs)
+
+        fn.__name__ = name
+        return fn
+
+    return {name: bind(name) for name in spec.api_names}
+
+
 @runtime_checkable
 class Environment(Protocol):
     """An API environment over one corpus.

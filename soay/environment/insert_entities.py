@@ -46,8 +46,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from soay.environment import academic_names as names
-from soay.environment.academic_corpus import fts_words, normalize
+from soay.environment import academic_pools as names
+from soay.environment.academic import AcademicEnvironment
+from soay.environment.text import fts_words, normalize
 
 OPEN_WORLD_AREA = "open_world"
 """The area of a field that an inserted interest adds."""
@@ -424,8 +425,6 @@ def check_entities(db_path: Path, entities: Entities, inserted: Inserted) -> dic
     """Read the inserted facts back through the APIs: each scholar found by name (and first by
     name and organisation), their co-authors with the declared joint counts, their publications,
     and each publication's record. Returns counts and a list of problems (empty when all hold)."""
-    from soay.environment.academic import AcademicEnvironment
-
     problems: list[str] = []
     counts = Counter()
     pid = inserted.person_ids

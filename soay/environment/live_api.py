@@ -36,9 +36,10 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_type, stop_after_attempt
 
-from soay.environment.base import ApiCallError, SpecDispatch
+from soay.environment.base import ApiCallError, SpecDispatch, positional_functions
 from soay.environment.live_transport import TransientError, api_key, build_request, load_binding, read_response
 from soay.environment.response_cache import ResponseCache, cache_key
+from soay.graph import ApiGraph
 from soay.ground_truth import Unanswerable
 from soay.importers.intents import head_input_sources
 from soay.settings import LiveApiSettings
@@ -122,19 +123,7 @@ class LiveApiEnvironment(SpecDispatch):
 
     def api_functions(self) -> dict[str, Callable[..., Any]]:
         """Positional arguments allowed too, as generated code may write `searchMovie("Heat")`."""
-
-        def bind(name: str) -> Callable[..., Any]:
-            params = [p.name for p in self.spec.api(name).params]
-
-            def fn(*args: Any, **kwargs: Any) -> Any:
-                if len(args) > len(params):
-                    raise ApiCallError(f"{name} takes at most {len(params)} arguments ({self.spec.api(name).signature()})")
-                return self.call(name, **dict(zip(params, args)), **kwargs)
-
-            fn.__name__ = name
-            return fn
-
-        return {name: bind(name) for name in self.spec.api_names}
+        return positional_functions(self.spec, self.call)
 
     def begin_snippet(self) -> None:
         """A new snippet starts: its request budget is whole again (called by the sandbox)."""
@@ -243,8 +232,6 @@ class LiveApiEnvironment(SpecDispatch):
 
     def _heads(self) -> set[str]:
         if self._head_names is None:  # asked for every candidate: build the graph once
-            from soay.graph import ApiGraph
-
             self._head_names = set(ApiGraph(self.spec).heads)
         return self._head_names
 

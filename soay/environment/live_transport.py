@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -141,35 +142,37 @@ def unwrap(body: Any, held: str | None) -> Any:
 
 def rename(result: Any, fields: dict[str, str] | None) -> Any:
     """Fields under the spec's names (`{"candidate_id": "id"}`: the answer's `id` is the spec's `candidate_id`)."""
-    if not fields:
-        return result
-    if isinstance(result, list):
-        return [rename(r, fields) for r in result]
-    if not isinstance(result, dict):
-        return result
-    out = dict(result)
-    for spec_name, answer_name in fields.items():
-        if answer_name in out and spec_name not in out:
-            out[spec_name] = out.pop(answer_name)
-    return out
+
+    def one(out: dict[str, Any]) -> dict[str, Any]:
+        for spec_name, answer_name in fields.items():
+            if answer_name in out and spec_name not in out:
+                out[spec_name] = out.pop(answer_name)
+        return out
+
+    return _each_record(result, one) if fields else result
 
 
 def reshape(result: Any, nested: dict[str, str] | None) -> Any:
     """Nested records as the spec reads them: a single object as a list of one record, a
     connection as its list (`{"filmConnection": {"films": [...]}}` -> `{"filmConnection": [...]}`)."""
-    if not nested:
-        return result
+
+    def one(out: dict[str, Any]) -> dict[str, Any]:
+        for attr, holder in nested.items():
+            value = out.get(attr)
+            if value is None:
+                continue
+            if holder == "one":
+                out[attr] = value if isinstance(value, list) else [value]
+            elif isinstance(value, dict):
+                out[attr] = value.get(holder)
+        return out
+
+    return _each_record(result, one) if nested else result
+
+
+def _each_record(result: Any, change: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    """`change` applied to a copy of the record, or of each record of a list (lists of lists too);
+    anything else as it is."""
     if isinstance(result, list):
-        return [reshape(r, nested) for r in result]
-    if not isinstance(result, dict):
-        return result
-    out = dict(result)
-    for attr, holder in nested.items():
-        value = out.get(attr)
-        if value is None:
-            continue
-        if holder == "one":
-            out[attr] = value if isinstance(value, list) else [value]
-        elif isinstance(value, dict):
-            out[attr] = value.get(holder)
-    return out
+        return [_each_record(r, change) for r in result]
+    return change(dict(result)) if isinstance(result, dict) else result

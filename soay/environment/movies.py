@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from soay.environment.base import ApiCallError, SpecDispatch
-from soay.environment.movies_corpus import normalise_text
+from soay.environment.text import normalize
 from soay.spec import ApiSpec, load_spec
 
 SEARCH_LIMIT = 10
@@ -54,7 +54,7 @@ class MovieEnvironment(SpecDispatch):
             ORDER BY m.norm_title = ? DESC, m.year IS ? DESC, m.votes DESC, m.id
             LIMIT ?
             """,
-            (query, normalise_text(title), wanted_year, SEARCH_LIMIT),
+            (query, normalize(title, cjk_words=False), wanted_year, SEARCH_LIMIT),
         ).fetchall()
         return [{"movie_id": r[0], "title": r[1], "year": r[2]} for r in rows]
 
@@ -68,7 +68,7 @@ class MovieEnvironment(SpecDispatch):
             ORDER BY p.norm_name = ? DESC, p.popularity DESC, p.id
             LIMIT ?
             """,
-            (query, normalise_text(name), SEARCH_LIMIT),
+            (query, normalize(name, cjk_words=False), SEARCH_LIMIT),
         ).fetchall()
         return [{"person_id": r[0], "name": r[1], "birth_year": r[2]} for r in rows]
 
@@ -182,7 +182,7 @@ def _fts_query(api: str, param: str, text: Any) -> str:
     """An FTS5 query matching every word typed, the last one also as a prefix (typing in progress)."""
     if not isinstance(text, str):
         raise ApiCallError(f"{api}: {param} must be a string, got {type(text).__name__}")
-    words = normalise_text(text).split()
+    words = normalize(text, cjk_words=False).split()
     if not words:
         raise ApiCallError(f"{api}: {param} must contain letters or digits, got {text!r}")
     return " ".join(f'"{w}"' for w in words[:-1]) + f' "{words[-1]}"*'

@@ -19,17 +19,17 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import os
 import random
 import sqlite3
-import tempfile
 import time
-import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from soay.environment.text import normalize
+from soay.files import atomic_path
 
 Progress = Callable[[str, int, int], None]
 
@@ -67,18 +67,6 @@ TITLE_PATTERNS = (
 )
 CHARACTER_TITLES = ("Detective", "Dr.", "Captain", "Sergeant", "Professor", "Agent", "Father", "Sister", "Young")
 SEQUEL_SUFFIXES = (" 2", " II", ": The Return", ": Part Two")
-
-
-def normalise_text(text: str) -> str:
-    """Case-, accent- and punctuation-insensitive form used for exact-match ranking.
-
-    The same rule as the FTS5 tokenizer (unicode61, remove_diacritics 2): letters and digits
-    only, accents dropped, casefolded, so "Zoë Müller" and "zoe muller" are one name. Letters
-    that are not accented forms of another (ø in Søren) stay as they are, in both.
-    """
-    decomposed = unicodedata.normalize("NFKD", text)
-    kept = "".join(ch if ch.isalnum() else " " for ch in decomposed if not unicodedata.combining(ch))
-    return " ".join(kept.casefold().split())
 
 
 @dataclass
@@ -141,17 +129,8 @@ def build_movie_corpus(
             people[p].popularity += movie.votes
 
     db_path = Path(db_path)
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=db_path.parent, prefix=f".{db_path.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
+    with atomic_path(db_path) as tmp:  # a reader never sees a half-built corpus
         credits = _write(tmp, movies, people, size, seed, report)
-        tmp.chmod(0o644)  # mkstemp makes it private; the corpus is read by other processes
-        os.replace(tmp, db_path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     return {
         "domain": "movies",
         "path": str(db_path),
@@ -373,11 +352,11 @@ CREATE VIRTUAL TABLE person_fts USING fts5(
 def _write(path: Path, movies: list[_Movie], people: list[_Person], size: int, seed: int, report: Progress) -> int:
     """Write everything in one transaction; rows get ids 1..n in list order. Returns credit count."""
     person_rows = [
-        (i, p.public_id, p.name, normalise_text(p.name), p.birth_year, p.country, p.known_for, p.popularity)
+        (i, p.public_id, p.name, normalize(p.name, cjk_words=False), p.birth_year, p.country, p.known_for, p.popularity)
         for i, p in enumerate(people, start=1)
     ]
     movie_rows = [
-        (i, m.public_id, m.title, normalise_text(m.title), m.year, m.genre, m.rating, m.runtime_min, m.votes)
+        (i, m.public_id, m.title, normalize(m.title, cjk_words=False), m.year, m.genre, m.rating, m.runtime_min, m.votes)
         for i, m in enumerate(movies, start=1)
     ]
     credit_rows = [(i, m.director + 1, "director", 0, None) for i, m in enumerate(movies, start=1)]

@@ -24,16 +24,13 @@ from graphql import (
     GraphQLSchema,
     build_client_schema,
     build_schema,
-    get_introspection_query,
 )
-
 from graphql.pyutils import Undefined
 
 from soay.importers.drafts import DocumentDraft, FieldDraft, OperationDraft, ParamDraft, ScalarKind, nested_binding
 from soay.importers.errors import Problem, SpecImportError
 from soay.importers.source import Document
 
-INTROSPECTION_QUERY = get_introspection_query(descriptions=True)
 DEFAULT_ENDPOINT = "/graphql"
 _SCALARS: dict[str, ScalarKind] = {"String": "str", "Int": "int", "Float": "float", "Boolean": "bool", "ID": "id"}
 

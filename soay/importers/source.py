@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
+from graphql import get_introspection_query
 
 from soay.importers.errors import SpecImportError
 
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 """Larger than any real API description we know (Kubernetes' OpenAPI document is ~6 MB)."""
 SDL_SUFFIXES = {".graphql", ".gql", ".graphqls", ".sdl"}
+INTROSPECTION_QUERY = get_introspection_query(descriptions=True)
+"""What a GraphQL endpoint is asked for its schema when its URL serves no document."""
 INTROSPECTION_QUERY_TIMEOUT_S = 30.0
 
 
@@ -96,8 +99,6 @@ def _string_keys(value: Any) -> Any:
 def _read_url(url: str) -> Document:
     """An OpenAPI document served at `url`, or a GraphQL endpoint asked for its schema."""
     import httpx
-
-    from soay.importers.graphql import INTROSPECTION_QUERY
 
     try:
         with httpx.Client(timeout=INTROSPECTION_QUERY_TIMEOUT_S, follow_redirects=True) as client:

@@ -4,12 +4,16 @@
 
 const STAGES = ["retrieve", "plan", "code", "execute", "answer"];
 const KEY_STORE = "soay.apiKey";
+const HISTORY_STORE = "soay.history"; // the questions this browser asked, newest first, with their records
+const HISTORY_MAX = 20;
+const ALTERNATIVES_MAX = 3; // other readings of a question offered after "bad"
 let keyVersion = 0; // bumped each time the person enters a key
 const LIVE_EVERY_MS = 2000;
+const QUESTION_ROUTES = new Set(["/v1/ask", "/v1/ask/stream", "/v1/chat/completions"]);
 const RESULT_ROWS = 50; // rows of a result table shown; the rest is counted
 const $ = (id) => document.getElementById(id);
 
-const state = { config: null, requestId: null, library: null, liveTimer: null, live: null, rates: [] };
+const state = { config: null, turn: 0, record: null, question: "", entry: null, pending: null, library: null, liveTimer: null, live: null, rates: [] };
 
 // --- small helpers -------------------------------------------------------------------------
 
@@ -97,6 +101,7 @@ $("key-form").addEventListener("submit", (e) => {
   keyVersion += 1;
   $("key-panel").hidden = true;
   if (currentView() === "library") loadLibrary(true);
+  if (state.pending && currentView() === "ask") { const q = state.pending; state.pending = null; ask(q); }
 });
 
 // --- views -------------------------------------------------------------------------------------------
@@ -163,28 +168,58 @@ function stageFailed() {
   }
 }
 
-async function ask(question) {
+// Empty the answer view for a new answer (asked now, or shown again from the history).
+function clearOutcome(question) {
+  state.turn += 1; // a question still streaming stops updating the view
+  $("ask-button").disabled = false;
   $("question").value = question;
-  const button = $("ask-button");
+  fitQuestion();
+  state.question = question;
+  state.record = null;
+  state.entry = null;
   show($("ask-error"), "");
   $("outcome").hidden = true;
-  for (const id of ["answer", "solution", "code", "result", "feedback-status", "request-id", "explanation", "candidates"]) $(id).replaceChildren();
-  for (const id of ["exec-error", "explanation-panel", "candidates"]) $(id).hidden = true;
-  for (const b of [$("good"), $("bad")]) { b.disabled = false; b.classList.remove("chosen"); }
+  delete $("outcome").dataset.requestId;
+  for (const id of ["answer", "solution", "code", "result", "feedback-status", "request-id", "explanation", "candidates", "alternatives-list"]) $(id).replaceChildren();
+  for (const id of ["exec-error", "explanation-panel", "candidates", "feedback", "alternatives", "from-history"]) $(id).hidden = true;
+  $("confidence").textContent = "–";
+  $("technical").open = false;
+  for (const b of [$("good"), $("bad"), $("none-of-these")]) { b.disabled = false; b.classList.remove("chosen"); }
+  setLink(question);
+}
+
+// The address of the view is a link that asks the question again (`/#q=…`).
+function linkFor(question) {
+  return `${location.origin}/#q=${encodeURIComponent(question)}`;
+}
+
+function setLink(question) {
+  if (currentView() === "ask" && question.trim()) history.replaceState(history.state, "", `/#q=${encodeURIComponent(question)}`);
+}
+
+function linkedQuestion() {
+  return (new URLSearchParams(location.hash.slice(1)).get("q") || "").trim();
+}
+
+async function ask(question) {
+  clearOutcome(question);
+  const turn = state.turn;
+  const button = $("ask-button");
   $("progress").hidden = false;
   resetStages();
   button.disabled = true;
   let started = false; // refused before any stage ran: no stage failed, the progress goes away
   try {
     const response = await call("/v1/ask/stream", { method: "POST", body: JSON.stringify({ query: question }) });
+    if (turn !== state.turn) return; // another question (or a history item) took the view meanwhile
     if (!response.ok) throw new Error(await failure(response));
     started = true;
-    state.requestId = response.headers.get("x-request-id");
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let buffered = "", last = null;
     for (;;) {
       const { value, done } = await reader.read();
+      if (turn !== state.turn) { reader.cancel(); return; }
       buffered += decoder.decode(value || new Uint8Array(), { stream: !done });
       const lines = buffered.split("\n");
       buffered = lines.pop();
@@ -192,12 +227,14 @@ async function ask(question) {
       if (done) break;
     }
     if (!last || last.type === "stage") throw new Error("The answer stopped half-way (the connection closed). Try again.");
+    if (last.type === "record") remember(question, last.record);
   } catch (err) {
+    if (turn !== state.turn) return;
     if (started) stageFailed();
     else $("progress").hidden = true;
     show($("ask-error"), err.message);
   } finally {
-    button.disabled = false;
+    if (turn === state.turn) button.disabled = false;
   }
 }
 
@@ -217,8 +254,12 @@ function showSolution(solution) {
 }
 
 function showRecord(record) {
-  state.requestId = record.request_id;
+  state.record = record;
   $("outcome").hidden = false;
+  $("outcome").dataset.requestId = record.request_id; // for support, never shown in the page itself
+  $("request-id").textContent = record.request_id;
+  $("confidence").textContent = typeof record.confidence === "number" ? `${Math.round(record.confidence * 100)} %` : "–";
+  $("feedback").hidden = false; // a verdict needs an answer to be about
   $("answer").textContent = record.answer;
   showSolution(record.solution);
   for (const item of document.querySelectorAll(".stages li:not(.done)")) { // stages the request did not need
@@ -227,7 +268,6 @@ function showRecord(record) {
   }
   if (record.code) highlight($("code"), record.code);
   else $("code").textContent = "# no program: nothing to run";
-  $("request-id").textContent = `request ${record.request_id}`;
   // The answer already says in words what went wrong; the sandbox's category is for operators, and
   // only when the run failed: a name nobody carries (or several share) is an answer, not a failure.
   if (!record.ok && record.kind === "answer") {
@@ -244,9 +284,9 @@ function showExplanation(steps) {
   $("explanation").replaceChildren(
     el("tr", {}, el("th", {}, "API"), el("th", {}, "asked with"), el("th", {}, "found"), el("th", {}, "the program took")),
     ...steps.map((s) => el("tr", {},
-      el("td", { class: "mono" }, s.api, s.calls > 1 ? ` ×${s.calls}` : ""),
-      el("td", { class: "mono" }, Object.entries(s.args || {}).map(([k, v]) => `${k}=${cell(v)}`).join(", ")),
-      el("td", {}, cell(s.found)), el("td", {}, cell(s.took)))));
+      el("td", { class: "mono api-name" }, s.api, s.calls > 1 ? ` ×${s.calls}` : ""),
+      el("td", { class: "mono any", "data-label": "asked with" }, Object.entries(s.args || {}).map(([k, v]) => `${k}=${cell(v)}`).join(", ")),
+      el("td", { class: "any", "data-label": "found" }, cell(s.found)), el("td", { class: "any", "data-label": "the program took" }, cell(s.took)))));
 }
 
 // Several people share the name: each namesake, and the question asked again about that one alone.
@@ -301,23 +341,180 @@ function highlight(pre, code) {
   pre.append(code.slice(last));
 }
 
-async function feedback(verdict) {
-  if (!state.requestId) return;
+// --- feedback, and the other readings of a question ------------------------------------------------
+
+function alternativesOf(record) {
+  return (record && Array.isArray(record.alternatives) ? record.alternatives : [])
+    .filter((a) => a && a.combination !== undefined && a.text).slice(0, ALTERNATIVES_MAX);
+}
+
+// One verdict per answer: good; bad with the reading the person picked; or plain bad ("none of these",
+// or no other reading to offer).
+async function sendVerdict(verdict, choice = null) {
+  const record = state.record;
+  if (!record) return false;
   const status = $("feedback-status");
   status.textContent = "sending…";
+  const body = { request_id: record.request_id, verdict };
+  if (choice !== null) body.choice = choice;
   try {
-    const response = await call("/v1/feedback", { method: "POST", body: JSON.stringify({ request_id: state.requestId, verdict }) });
+    const response = await call("/v1/feedback", { method: "POST", body: JSON.stringify(body) });
     if (!response.ok) throw new Error(await failure(response));
-    status.textContent = `Thank you: recorded as ${verdict}.`;
-    for (const b of [$("good"), $("bad")]) b.disabled = true;
-    $(verdict).classList.add("chosen");
   } catch (err) {
     status.textContent = err.message;
+    return false;
+  }
+  status.textContent = `Thank you: recorded as ${verdict}${choice !== null ? ", with the reading you picked" : ""}.`;
+  for (const b of [$("good"), $("bad"), $("none-of-these"), ...document.querySelectorAll(".alternative .pick")]) b.disabled = true;
+  $(verdict).classList.add("chosen");
+  rememberVerdict(record.request_id, verdict);
+  return true;
+}
+
+async function feedback(verdict) {
+  if (!state.record) return;
+  if (verdict === "bad" && alternativesOf(state.record).length) offerAlternatives(state.record);
+  else await sendVerdict(verdict);
+}
+
+// "Did you mean …?": each next-best reading of the question, asked with that reading.
+function offerAlternatives(record) {
+  const question = state.question || record.query;
+  for (const b of [$("good"), $("bad")]) b.disabled = true;
+  $("bad").classList.add("chosen");
+  $("feedback-status").textContent = "Sorry. Was it one of these?";
+  $("alternatives").hidden = false;
+  $("none-of-these").disabled = false;
+  $("alternatives-list").replaceChildren(...alternativesOf(record).map((alt) => {
+    const answer = el("div", { class: "alt-answer muted" }, "answering…");
+    const pick = el("button", { type: "button", class: "small good pick" }, "This one");
+    const item = el("li", { class: "alternative", "data-combination": String(alt.combination) },
+      el("div", { class: "reading" }, `Did you mean: ${alt.text}`),
+      el("div", { class: "alt-meta muted" }, [alt.solution && alt.solution.replaceAll(" -> ", " → "), typeof alt.probability === "number" ? `${Math.round(alt.probability * 100)} % likely` : ""].filter(Boolean).join(" · ")),
+      answer, pick);
+    pick.addEventListener("click", async () => {
+      if (await sendVerdict("bad", alt.combination)) item.classList.add("picked");
+    });
+    answerReading(question, alt.combination, answer);
+    return item;
+  }));
+}
+
+async function answerReading(question, reading, into) {
+  try {
+    const response = await call("/v1/ask", { method: "POST", body: JSON.stringify({ query: question, reading }) });
+    if (!response.ok) throw new Error(await failure(response));
+    const record = await response.json();
+    into.textContent = record.answer;
+    into.classList.remove("muted");
+  } catch (err) {
+    into.textContent = err.message;
+    into.classList.add("failed");
   }
 }
 
+// --- copy ----------------------------------------------------------------------------------------------
+
+async function copy(text, button) {
+  let copied = false;
+  try {
+    await navigator.clipboard.writeText(text);
+    copied = true;
+  } catch (_) { // no clipboard API off https/localhost: the old way
+    const area = el("textarea", { style: "position:fixed;top:-100px;opacity:0", "aria-hidden": "true" });
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    try { copied = document.execCommand("copy"); } catch (_) { copied = false; }
+    area.remove();
+  }
+  button.textContent = copied ? "Copied" : "Could not copy";
+  button.classList.toggle("done", copied);
+  clearTimeout(button.restore);
+  button.restore = setTimeout(() => { button.textContent = button.dataset.label; button.classList.remove("done"); }, 2000);
+}
+
+$("copy-answer").addEventListener("click", (e) => copy($("answer").textContent, e.currentTarget));
+$("copy-code").addEventListener("click", (e) => copy(state.record ? state.record.code : $("code").textContent, e.currentTarget));
+$("copy-link").addEventListener("click", (e) => copy(linkFor(state.question), e.currentTarget));
+
+// --- history (this browser's localStorage only) --------------------------------------------------------
+
+function loadHistory() {
+  try {
+    const items = JSON.parse(localStorage.getItem(HISTORY_STORE) || "[]");
+    return Array.isArray(items) ? items.filter((e) => e && e.question && e.record) : [];
+  } catch (_) {
+    return [];
+  }
+}
+
+function saveHistory(items) {
+  for (let n = items.length; n >= 0; n -= 1) { // a full storage keeps the newest that fit
+    try {
+      localStorage.setItem(HISTORY_STORE, JSON.stringify(items.slice(0, n)));
+      return;
+    } catch (_) { /* too big: one fewer */ }
+  }
+}
+
+function remember(question, record) {
+  const kept = { ...record, result: Array.isArray(record.result) ? record.result.slice(0, RESULT_ROWS) : record.result };
+  state.entry = { question, at: Date.now(), record: kept };
+  saveHistory([state.entry, ...loadHistory().filter((e) => e.question !== question)].slice(0, HISTORY_MAX));
+  drawHistory();
+}
+
+function rememberVerdict(requestId, verdict) {
+  const items = loadHistory();
+  for (const e of items) if (e.record.request_id === requestId) e.verdict = verdict;
+  saveHistory(items);
+}
+
+function drawHistory() {
+  const items = loadHistory();
+  $("history-panel").hidden = !items.length;
+  $("history-count").textContent = items.length ? `· ${items.length}` : "";
+  $("history-list").replaceChildren(...items.map((e) => el("li", {},
+    el("button", { type: "button", class: "ask-link", title: "show this answer again", onclick: () => showStored(e.question) }, e.question),
+    el("span", { class: "muted when" }, new Date(e.at).toLocaleString()))));
+}
+
+// A question of the history, shown as it was answered (no new request).
+function showStored(question) {
+  const entry = loadHistory().find((e) => e.question === question);
+  if (!entry) return;
+  if (currentView() !== "ask") go("/");
+  clearOutcome(question);
+  const timings = entry.record.timings || {};
+  $("stages").replaceChildren(...STAGES.map((s) => el("li", { id: `stage-${s}`, class: s in timings ? "done" : "skipped" },
+    el("span", { class: "name" }, s), el("span", { class: "time" }, s in timings ? `${Number(timings[s]).toFixed(3)} s` : "skipped"))));
+  $("progress").hidden = false;
+  showRecord(entry.record);
+  state.entry = entry;
+  $("from-history").hidden = false;
+  $("from-history").replaceChildren(`From your history, asked ${new Date(entry.at).toLocaleString()}. `,
+    el("button", { type: "button", class: "ask-link", onclick: () => ask(question) }, "Ask again"));
+  if (entry.verdict) {
+    for (const b of [$("good"), $("bad")]) b.disabled = true;
+    $(entry.verdict).classList.add("chosen");
+    $("feedback-status").textContent = `You said: ${entry.verdict}.`;
+  }
+  $("progress").scrollIntoView({ block: "start" });
+}
+
+$("history-clear").addEventListener("click", () => { localStorage.removeItem(HISTORY_STORE); drawHistory(); });
+
 $("good").addEventListener("click", () => feedback("good"));
 $("bad").addEventListener("click", () => feedback("bad"));
+$("none-of-these").addEventListener("click", () => sendVerdict("bad"));
+// The question box grows with its text (up to its CSS max-height).
+function fitQuestion() {
+  const box = $("question");
+  box.style.height = "auto";
+  box.style.height = `${box.scrollHeight + 2}px`;
+}
+$("question").addEventListener("input", fitQuestion);
 $("ask-form").addEventListener("submit", (e) => { e.preventDefault(); ask($("question").value); });
 $("question").addEventListener("keydown", (e) => {
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); ask($("question").value); }
@@ -405,23 +602,28 @@ function drawGraph(container, lib) {
     legend.append(svg("line", { x1: i * 170, y1: 0, x2: i * 170 + 26, y2: 0, stroke: color, "stroke-width": 3 }),
       svg("text", { x: i * 170 + 32, y: 4 }, `passes ${param}`));
   });
-  legend.append(svg("rect", { x: Object.keys(colors).length * 170, y: -7, width: 26, height: 14, rx: 3, fill: "#1f4e79" }),
+  legend.append(svg("rect", { x: Object.keys(colors).length * 170, y: -7, width: 26, height: 14, rx: 3, class: "head-key" }),
     svg("text", { x: Object.keys(colors).length * 170 + 32, y: 4 }, "head (a search: what a person types)"));
   root.append(legend);
   container.replaceChildren(root);
 }
 
+// One collapsed line per solution (its path, hops and kinds of question); opened, its combinations
+// with an example question of each.
 function drawSolutions(container, lib) {
   const heads = new Set(lib.apis.filter((a) => a.head).map((a) => a.name));
   container.replaceChildren(...lib.solutions.map((s) => {
-    const path = el("div", { class: "path" });
+    const path = el("span", { class: "path" });
     drawPath(path, s.apis, heads);
-    path.append(el("span", { class: "meta" }, `${s.hops}-hop · ${s.combinations.length} combination${s.combinations.length === 1 ? "" : "s"}`));
+    const kinds = [...new Set(s.combinations.map((c) => c.kind))];
+    const summary = el("summary", {}, path, el("span", { class: "about" },
+      el("span", { class: "meta" }, `${s.hops}-hop · ${s.combinations.length} combination${s.combinations.length === 1 ? "" : "s"}`),
+      el("span", { class: "kinds" }, kinds.map((k) => el("span", { class: "kind" }, k)))));
     const rows = s.combinations.map((c) => el("tr", {},
       el("td", {}, el("span", { class: "kind" }, c.kind), " ", c.inputs.join(", "), " → ", el("b", {}, c.output)),
       el("td", {}, Object.entries(c.examples).map(([lang, q]) => el("div", {},
         el("button", { type: "button", class: "ask-link", lang, title: "ask this", onclick: () => askFromElsewhere(q) }, q))))));
-    return el("div", { class: "solution", "data-solution": s.solution }, path, el("table", { class: "table combos" }, rows));
+    return el("details", { class: "solution", "data-solution": s.solution }, summary, el("table", { class: "table combos" }, rows));
   }));
 }
 
@@ -475,7 +677,18 @@ async function refreshLive() {
     $("live-spark").replaceChildren(svg("polyline", { points: state.rates.map((r, i) => `${x(i)},${58 - (r / max) * 54}`).join(" ") }));
   }
   $("live-inflight").textContent = String(total(samples, "soay_in_flight_requests"));
-  $("live-total").textContent = `${snapshot.requests} requests answered or refused since start`;
+  // what the request counter holds, by route and status: questions, feedback, refusals
+  const requests = samples.filter((s) => s.name === "soay_requests_total");
+  const count = (keep) => requests.filter((s) => keep(s.labels)).reduce((sum, s) => sum + s.value, 0);
+  const ok = (l) => Number(l.status) < 400;
+  const asked = count((l) => QUESTION_ROUTES.has(l.endpoint) && ok(l));
+  const verdicts = count((l) => l.endpoint === "/v1/feedback" && ok(l));
+  const refused = count((l) => !ok(l));
+  $("live-total").replaceChildren(
+    el("dt", {}, String(asked)), el("dd", {}, "questions taken (ask, streamed ask, chat)"),
+    el("dt", {}, String(verdicts)), el("dd", {}, "feedback verdicts"),
+    el("dt", {}, String(refused)), el("dd", {}, "requests refused or failed (4xx, 5xx)"),
+    el("dt", {}, String(snapshot.requests)), el("dd", {}, "requests in all"));
   const produced = total(samples, "soay_log_records_produced_total"), pending = total(samples, "soay_log_outbox_pending");
   const held = total(samples, "soay_log_outbox_records"), connections = total(samples, "soay_log_broker_connections");
   const full = total(samples, "soay_log_outbox_full") > 0 ? " (outbox full: questions are refused)" : "";
@@ -488,13 +701,21 @@ async function refreshLive() {
   });
   const longest = Math.max(...means.map((m) => m.overall || 0), 0.001);
   $("live-stages").replaceChildren(
-    el("tr", {}, el("th", {}, "stage"), el("th", {}, "last interval"), el("th", {}, "since start"), el("th", {}, "calls"), el("th", { style: "width:40%" }, "")),
-    ...means.map((m) => el("tr", {}, el("td", {}, m.stage), el("td", { class: "mono" }, m.recent === null ? "–" : `${m.recent.toFixed(3)} s`),
-      el("td", { class: "mono" }, m.overall === null ? "–" : `${m.overall.toFixed(3)} s`), el("td", { class: "mono" }, String(m.count)),
-      el("td", {}, el("div", { class: "bar", style: `width:${((m.overall || 0) / longest) * 100}%` })))));
+    el("tr", {}, el("th", {}, "stage"), el("th", {}, "last interval"), el("th", {}, "since start"), el("th", { title: "questions that reached this stage since start" }, "questions"), el("th", { class: "bar-cell", style: "width:35%" }, "")),
+    ...means.map((m) => el("tr", {}, el("td", {}, m.stage), el("td", { class: "mono num" }, m.recent === null ? "–" : `${m.recent.toFixed(3)} s`),
+      el("td", { class: "mono num" }, m.overall === null ? "–" : `${m.overall.toFixed(3)} s`), el("td", { class: "mono num" }, String(m.count)),
+      el("td", { class: "bar-cell" }, el("div", { class: "bar", style: `width:${((m.overall || 0) / longest) * 100}%` })))));
   const models = samples.filter((s) => s.name === "soay_model_info");
-  $("live-models").replaceChildren(el("tr", {}, el("th", {}, "model"), el("th", {}, "checkpoint")),
-    ...models.map((s) => el("tr", {}, el("td", { class: "mono" }, s.labels.model), el("td", { class: "mono" }, s.labels.path))));
+  $("live-models").replaceChildren(el("tr", {}, el("th", {}, "model"), el("th", {}, "version (training run)")),
+    ...models.map((s) => el("tr", {}, el("td", { class: "mono" }, s.labels.model),
+      el("td", { title: s.labels.path }, el("span", { class: "mono" }, runName(s.labels.path)), s.labels.trained ? el("span", { class: "muted" }, ` · ${s.labels.trained}`) : ""))));
+}
+
+// A checkpoint's short name: its run directory (…/runs/<run>/model → <run>).
+function runName(path) {
+  const parts = String(path || "").split(/[\\/]+/).filter(Boolean);
+  if (parts.length > 1 && parts[parts.length - 1] === "model") parts.pop();
+  return parts.length ? parts[parts.length - 1] : "?";
 }
 
 // --- start ------------------------------------------------------------------------------------------------
@@ -513,7 +734,26 @@ async function start() {
   for (const e of state.config.examples) {
     $("examples").append(el("button", { type: "button", class: "example", lang: e.language, onclick: () => ask(e.question) }, e.question));
   }
+  drawHistory();
   render(currentView());
+  const linked = linkedQuestion();
+  if (currentView() === "ask" && linked) askLinked(linked);
+  else $("history-panel").open = true; // nothing asked yet: the person's earlier questions are the news
 }
+
+// A link (`/#q=…`) asks its question; when the page still needs the key, once it has it.
+function askLinked(question) {
+  if (state.config && state.config.api_key_required && !localStorage.getItem(KEY_STORE)) {
+    $("question").value = question;
+    state.pending = question;
+  } else {
+    ask(question);
+  }
+}
+
+window.addEventListener("hashchange", () => {
+  const linked = linkedQuestion();
+  if (currentView() === "ask" && linked && linked !== state.question) askLinked(linked);
+});
 
 start();
