@@ -4,6 +4,12 @@ An edge f_n -> f_m exists when an attribute returned by f_n is an input paramete
 (a_{n,m} = i_m ∩ o_n ≠ ∅). Only entity references couple APIs: a free-text parameter such as a
 name is what a person types, and handing a returned name to a fuzzy search is a new search, not a
 coupling — which is what makes the search APIs the heads of zero in-degree.
+
+An optional reference is a filter (`/schedules/schedule_a/?committee_id=`: the receipts of one
+committee): it couples from the records of its entity (a committee found before), as a hop that
+narrows the list, but the list can be called without it, so it does not count against the list
+starting a solution by itself. Optional references of a lookup that requires nothing and returns
+one record (`person(id, personID)`: either identifies the person) are its keys and count.
 """
 
 from __future__ import annotations
@@ -59,10 +65,11 @@ class ApiGraph:
     @cached_property
     def in_degree(self) -> dict[str, int]:
         """Edges from other APIs only: a lookup whose records feed its own input (a pet lookup
-        returning pets with their ids) is still where a solution can start."""
+        returning pets with their ids) is still where a solution can start. Edges into a filter
+        do not count: the list is called without one too."""
         deg = {name: 0 for name in self.edges}
         for src, cs in self.edges.items():
-            for dst in {c.dst for c in cs} - {src}:
+            for dst in {c.dst for c in cs if needed(self.spec.api(c.dst), c.param)} - {src}:
                 deg[dst] += 1
         return deg
 
@@ -73,8 +80,10 @@ class ApiGraph:
         return [name for name, d in self.in_degree.items() if d == 0 or self._typed_lookup(self.spec.api(name))]
 
     def _typed_lookup(self, api: Api) -> bool:
-        required = [p for p in api.params if p.required]
-        return bool(required) and all(p.ref and self.spec.entities[p.ref].typed for p in required)
+        """Every identifier it requires is a typed key, and it requires one at least. What else it
+        requires is a plain value no API feeds (a class's level: "level 5 of the wizard")."""
+        keys = [p for p in api.params if p.required and p.ref]
+        return bool(keys) and all(self.spec.entities[p.ref].typed for p in keys)
 
     def to_dict(self) -> dict[str, list[dict[str, object]]]:
         return {
@@ -83,12 +92,24 @@ class ApiGraph:
         }
 
 
+def needed(api: Api, param: str) -> bool:
+    """Whether `api` needs a value of `param` to be called: a required input, or one of the
+    optional keys of a lookup that requires nothing and returns one record. Other optional
+    references are filters."""
+    return api.param(param).required or (api.returns == "record" and not any(p.required for p in api.params))
+
+
 def _couplings(src: Api, dst: Api) -> list[Coupling]:
     out: list[Coupling] = []
     for param in dst.params:
         if param.ref is None:
             continue
+        # a filter takes the id of the entity found before (its own records), not of any record
+        # that mentions one: else every list filtered by committee follows every receipt
+        own_only = not needed(dst, param.name)
         for path, relation in _ref_paths(src.attributes):
+            if own_only and (len(path) > 1 or src.entity != param.ref):
+                continue
             if path[-1] == param.name and _ref_of(src, path) == param.ref:
                 out.append(Coupling(src.name, dst.name, param.name, path, relation))
     return out

@@ -65,10 +65,14 @@ class SolutionLibrary:
         self.max_hops = max_hops
         self.solutions: list[Solution] = []
         self.rejected: list[tuple[Solution, Solution]] = []
+        self._kept: dict[tuple[str, tuple[str, ...]], list[Solution]] = {}
+        """Kept solutions by head and signature, shortest first: what a candidate is compared with
+        (an imported API with thousands of solutions would otherwise compare every pair)."""
         for candidate in sorted(self._paths(), key=lambda s: (s.hops, s.apis)):
             shorter = self._covered_by(candidate)
             if shorter is None:
                 self.solutions.append(candidate)
+                self._kept.setdefault((candidate.head, self.signature(candidate)), []).append(candidate)
             else:
                 self.rejected.append((candidate, shorter))
 
@@ -118,15 +122,10 @@ class SolutionLibrary:
 
     def shorter_equivalent(self, solution: Solution, needed: set[str]) -> Solution | None:
         """A kept solution shorter than `solution` that reaches the same entity with `needed`."""
-        sig = self.signature(solution)
-        for kept in self.solutions:
+        for kept in self._kept.get((solution.head, self.signature(solution)), ()):
             if kept.hops >= solution.hops:
                 break
-            if (
-                kept.head == solution.head
-                and self.signature(kept) == sig
-                and needed <= self.final_attributes(kept)
-            ):
+            if needed <= self.final_attributes(kept):
                 return kept
         return None
 

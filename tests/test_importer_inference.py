@@ -392,3 +392,143 @@ def test_a_search_answering_id_links_like_the_records_that_answer_the_key(tmp_pa
     assert "getNamesCandidates -> getCandidate" in _solutions(result)
     assert result.spec.api("getCandidate").relation == "self"  # a page of the one looked up is the record itself
     assert rename([{"id": "P80001571", "name": "TRUMP"}], {"candidate_id": "id"}) == [{"name": "TRUMP", "candidate_id": "P80001571"}]
+
+
+def _import(tmp_path: Path, document: dict, domain: str):
+    path = tmp_path / f"{domain}.json"
+    path.write_text(json.dumps(document))
+    return import_document(path, domain=domain)
+
+
+def _str_path(name: str, **extra) -> dict:
+    return {"name": name, "in": "path", "required": True, "schema": STR, **extra}
+
+
+def test_a_key_that_is_a_code_or_reads_as_words_is_typed_and_its_lookups_head_solutions(tmp_path: Path) -> None:
+    """A harbour API: a port's `{portId}` takes the port's `code` ("NLRTM"), a zone's `{zoneId}` an id
+    whose example reads as words ("Europe__Paris"); a vessel's id is a number, which nobody types."""
+    zone = {**_obj(id=STR, label=STR, offset_hours=INT), "example": {"id": "Europe__Paris", "label": "Paris", "offset_hours": 1}}
+    vessel = {**_obj(id=STR, name=STR, flag=STR), "example": {"id": "9321483", "name": "Emma Maersk", "flag": "DK"}}
+    document = {
+        "openapi": "3.0.3", "info": {"title": "Harbours", "version": "1"},
+        "paths": {
+            "/ports": {"get": {"operationId": "searchPorts", "parameters": [_query("namePrefix")],
+                               "responses": _ok(_obj(data={"type": "array", "items": _obj(code=STR, name=STR)}))}},
+            "/ports/{portId}": {"get": {"operationId": "getPort", "parameters": [_str_path("portId", description="A port's UN code")],
+                                        "responses": _ok(_obj(code=STR, name=STR, berths=INT))}},
+            "/ports/{portId}/berths/{berthNo}": {"get": {
+                "operationId": "getBerth", "parameters": [_str_path("portId"), _path("berthNo")],
+                "responses": _ok(_obj(number=INT, depth_m=NUM))}},
+            "/zones": {"get": {"operationId": "listZones", "responses": _ok({"type": "array", "items": zone})}},
+            "/zones/{zoneId}/clock": {"get": {"operationId": "getZoneClock", "parameters": [_str_path("zoneId")],
+                                              "responses": _ok(_obj(id=STR, local_time=STR))}},
+            "/vessels": {"get": {"operationId": "searchVessels", "parameters": [_query("name", True)],
+                                 "responses": _ok({"type": "array", "items": vessel})}},
+            "/vessels/{vesselId}": {"get": {"operationId": "getVessel", "parameters": [_str_path("vesselId")],
+                                            "responses": _ok({**vessel, "properties": {**vessel["properties"], "tonnage": INT}})}},
+        },
+    }
+    result = _import(tmp_path, document, "harbours")
+    entities = result.spec.entities
+    assert (entities["port"].key, entities["port"].typed) == ("code", True)  # a code, though the input says "id"
+    assert (entities["zone"].key, entities["zone"].typed) == ("id", True)  # its example reads as words
+    assert not entities["vessel"].typed  # "9321483" is an opaque number
+    notes = " ".join(result.inferred.notes["entities"])
+    assert "port: typed, its key code is a code a person writes" in notes and "Europe__Paris" in notes
+    heads = set(result.library.graph.heads)
+    # a lookup by a typed key starts solutions, also when it needs a plain number beside it ("berth 4 of NLRTM")
+    assert {"getPort", "getBerth", "getZoneClock"} <= heads
+    assert "getVessel" not in heads and "searchVessels -> getVessel" in _solutions(result)
+    assert "getZoneClock" in _solutions(result) and "listZones -> getZoneClock" in _solutions(result)
+
+
+MUSICIAN = _obj(musician_id=STR, name=STR, instrument=STR)
+RECORDING = _obj(recording_id=STR, title=STR, musician_id=STR, year=INT)
+ORCHESTRA = {
+    "openapi": "3.0.3", "info": {"title": "Orchestra", "version": "1"},
+    "paths": {
+        "/search/musicians": {"get": {"operationId": "searchMusicians", "parameters": [_query("q", True)],
+                                      "responses": _ok(_obj(results={"type": "array", "items": MUSICIAN}))}},
+        "/musicians/{musician_id}": {"get": {"operationId": "getMusician", "parameters": [_str_path("musician_id")],
+                                             "responses": _ok(MUSICIAN)}},
+        "/recordings/{recording_id}": {"get": {"operationId": "getRecording", "parameters": [_str_path("recording_id")],
+                                               "responses": _ok(RECORDING)}},
+        # optional identifier filters: one musician's recordings; concerts with (or without) some musicians
+        "/recordings": {"get": {"operationId": "listRecordings", "parameters": [_query("musician_id"), _query("year", schema=INT)],
+                                "responses": _ok(_obj(results={"type": "array", "items": RECORDING}))}},
+        "/concerts": {"get": {"operationId": "listConcerts", "parameters": [
+            {**_query("musicianIds"), "description": "comma-separated musician ids"}, _query("excludedMusicianIds"), _query("city")],
+            "responses": _ok({"type": "array", "items": _obj(concert_id=STR, city=STR, date=STR)})}},
+        "/royalties": {"get": {"operationId": "listRoyalties", "parameters": [_query("musician_id")],
+                               "responses": _ok({"type": "array", "items": _obj(period=STR, amount=NUM)})}},
+    },
+}
+
+
+def test_an_optional_identifier_filter_is_a_hop_from_the_entity_found_before(tmp_path: Path) -> None:
+    result = _import(tmp_path, ORCHESTRA, "orchestra")
+    recordings = result.spec.api("listRecordings")
+    assert [(p.name, p.ref, p.required) for p in recordings.params] == [("musician_id", "musician", False), ("year", None, False)]
+    assert recordings.kind == "exact" and recordings.relation == "self"  # a filter is no key: still a list by itself
+    assert any("filters by musician: an optional hop" in n for n in result.inferred.notes["listRecordings"])
+    solutions = _solutions(result)
+    assert {"searchMusicians -> listRecordings", "searchMusicians -> listRoyalties"} <= solutions
+    assert any(c.dst == "listRecordings" and c.param == "musician_id" for c in result.library.graph.successors("getMusician"))
+    # `musicianIds` takes a list of a known entity's ids: called by the key in the spec, sent under its own name
+    concerts = result.spec.api("listConcerts")
+    assert [(p.name, p.ref) for p in concerts.params] == [("musician_id", "musician"), ("excludedMusicianIds", None), ("city", None)]
+    assert result.inferred.bindings["listConcerts"]["names"] == {"musician_id": "musicianIds"}
+    assert "searchMusicians -> listConcerts" in solutions
+    # the filtered lists still start solutions: the edges into a filter do not count against a head
+    assert {"listRecordings", "listConcerts", "listRoyalties"} <= set(result.library.graph.heads)
+    # a filter takes the id of the musician found before, not one a recording mentions
+    assert "listRecordings -> getMusician" in solutions  # a required id links from any record carrying it
+    assert not any(c.dst == "listRoyalties" for c in result.library.graph.successors("getRecording"))
+    assert not any(c.dst == "listRoyalties" for c in result.library.graph.successors("listRecordings"))
+
+
+def test_generic_reference_records_and_references_nested_deeper_link_to_their_lookups(tmp_path: Path) -> None:
+    """A recipe API: a generic `Link` {slug, title, href} points anywhere; the example's `href` says where.
+    A step's `tool` is a reference inside nested records, deeper than the spec nests: it is lifted."""
+    link = {"type": "object", "properties": {"slug": STR, "title": STR, "href": STR}}
+    recipe = {"type": "object", "properties": {
+        "slug": STR, "title": STR,
+        "needs": {"type": "array", "items": {"$ref": "#/components/schemas/Link"}},
+        "steps": {"type": "array", "items": _obj(text=STR, minutes=INT, tool={"$ref": "#/components/schemas/Link"},
+                                                 timer=_obj(seconds=INT, sound=STR))}}}
+    example = {"slug": "pancakes", "title": "Pancakes",
+               "needs": [{"slug": "flour", "title": "Flour", "href": "https://food.example.org/v2/ingredients/flour"}],
+               "steps": [{"text": "Whisk", "minutes": 2, "tool": {"slug": "whisk", "title": "Whisk", "href": "/v2/utensils/whisk"}}]}
+    document = {
+        "openapi": "3.0.3", "info": {"title": "Recipes", "version": "2"}, "servers": [{"url": "https://food.example.org/v2"}],
+        "components": {"schemas": {"Link": link, "Recipe": recipe}},
+        "paths": {
+            "/recipes/{slug}": {"get": {"operationId": "getRecipe", "parameters": [_str_path("slug")], "responses": {"200": {
+                "description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Recipe"}, "example": example}}}}}},
+            "/ingredients/{slug}": {"get": {"operationId": "getIngredient", "parameters": [_str_path("slug")],
+                                            "responses": _ok(_obj(slug=STR, title=STR, kcal=INT))}},
+            "/utensils/{slug}": {"get": {"operationId": "getUtensil", "parameters": [_str_path("slug")],
+                                         "responses": _ok(_obj(slug=STR, title=STR, material=STR))}},
+        },
+    }
+    result = _import(tmp_path, document, "recipes")
+    recipe_api = result.spec.api("getRecipe")
+    # `needs` names no entity; the example's href is a URL of the ingredient lookup
+    assert recipe_api.attribute("needs").attributes[0].type == "ref:ingredient"
+    assert any("example href https://food.example.org/v2/ingredients/flour is a URL of its lookup" in n
+               for n in result.inferred.notes["getRecipe"])
+    # the step's tool (steps[].tool) is lifted to the recipe; the step keeps its own values
+    assert [a.name for a in recipe_api.attribute("steps").attributes] == ["text", "minutes"]
+    assert [(a.name, a.type) for a in recipe_api.attribute("tool").attributes] == [("slug", "ref:utensil"), ("title", "str"), ("href", "str")]
+    binding = result.inferred.bindings["getRecipe"]
+    assert binding["nested"] == {"tool": "from:steps.tool"}
+    notes = " ".join(result.inferred.notes["getRecipe"])
+    assert "steps.tool, a reference nested deeper than records nest, is lifted" in notes
+    assert "steps.timer is an object inside nested records that identifies nothing" in notes  # left out, as before
+    assert {"getRecipe -> getIngredient", "getRecipe -> getUtensil"} <= _solutions(result)
+    # the transport collects the lifted references where the binding says, through lists and single objects
+    answer = {**example, "steps": [example["steps"][0], {"text": "Fry", "tool": {"slug": "pan", "href": "/v2/utensils/pan"}},
+                                   {"text": "Whisk again", "tool": example["steps"][0]["tool"]}]}
+    shaped = reshape(answer, binding["nested"])
+    assert [t["slug"] for t in shaped["tool"]] == ["whisk", "pan"] and shaped["steps"] == answer["steps"]
+    assert reshape({"slug": "x", "steps": None}, binding["nested"])["tool"] == []

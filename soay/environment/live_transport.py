@@ -154,20 +154,44 @@ def rename(result: Any, fields: dict[str, str] | None) -> Any:
 
 def reshape(result: Any, nested: dict[str, str] | None) -> Any:
     """Nested records as the spec reads them: a single object as a list of one record, a
-    connection as its list (`{"filmConnection": {"films": [...]}}` -> `{"filmConnection": [...]}`)."""
+    connection as its list (`{"filmConnection": {"films": [...]}}` -> `{"filmConnection": [...]}`),
+    and references lifted from deeper (`from:actions.damage.damage_type`: every damage type of
+    every action, one list; soay/importers/nesting.py)."""
 
     def one(out: dict[str, Any]) -> dict[str, Any]:
+        lifted = {attr: _gather(out, holder[len(LIFTED):])
+                  for attr, holder in nested.items() if holder.startswith(LIFTED)}
         for attr, holder in nested.items():
             value = out.get(attr)
-            if value is None:
+            if value is None or holder.startswith(LIFTED):
                 continue
             if holder == "one":
                 out[attr] = value if isinstance(value, list) else [value]
             elif isinstance(value, dict):
                 out[attr] = value.get(holder)
+        out.update(lifted)
         return out
 
     return _each_record(result, one) if nested else result
+
+
+LIFTED = "from:"
+"""A holder that names where in the answer a lifted reference is (dotted paths, comma-separated)."""
+
+
+def _gather(record: dict[str, Any], paths: str) -> list[dict[str, Any]]:
+    """The objects at the end of each dotted path, through lists and single objects, once each."""
+    found: list[dict[str, Any]] = []
+    for path in paths.split(","):
+        level: list[Any] = [record]
+        for step in path.split("."):
+            items = [x for v in level for x in (v if isinstance(v, list) else [v])]
+            level = [d.get(step) for d in items if isinstance(d, dict) and d.get(step) is not None]
+        for v in level:
+            for item in v if isinstance(v, list) else [v]:
+                if isinstance(item, dict) and item not in found:
+                    found.append(item)
+    return found
 
 
 def _each_record(result: Any, change: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:

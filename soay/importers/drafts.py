@@ -27,7 +27,11 @@ class FieldDraft:
     holder: str | None = None
     """How the answer holds these records when not as a plain list: `one` for a single object
     (read as a list of one record: a person's `homeworld`), or the name of the list inside an
-    object (a GraphQL connection's `films`). The binding says so, and the live transport reshapes."""
+    object (a GraphQL connection's `films`), or `from:<path>` for references lifted from deeper in
+    the answer (soay/importers/nesting.py). The binding says so, and the live transport reshapes."""
+    example: str = ""
+    """The document's example value of a scalar attribute, as text (`fireball`, `Africa__Abidjan`,
+    `/api/ability-scores/str`): what the key looks like, and where a reference points."""
 
 
 def nested_binding(fields: list[FieldDraft]) -> dict[str, str]:
@@ -47,6 +51,8 @@ class ParamDraft:
     """The values it accepts when the document lists them: a choice, never an entity or free text."""
     doc_name: str = ""
     """Its name in the document when the spec calls it otherwise (`with-genres` -> with_genres)."""
+    example: str = ""
+    """The document's example value, as text (`fireball`, `3`)."""
 
     @property
     def sent_as(self) -> str:

@@ -6,18 +6,24 @@ evidence, strongest first, and records why:
 
 1. **Identifiers** (inputs): a path parameter identifies the resource its path names
    (soay/importers/paths.py: `/movie/{movie_id}` -> movie, `/users/{username}` -> user); an
-   input named `<x>_id` identifies x; a GraphQL `ID` argument, the record it returns.
+   input named `<x>_id` identifies x, one named `<x>Ids` a list of ids of a known x; a GraphQL
+   `ID` argument, the record it returns. Optional ones of a list are filters (`filters`).
 2. **Records** (outputs), for each record shape: its schema name when that names a known entity
    (`MovieDetails` -> movie); else its path (`/movie/{movie_id}` returns a movie; a record of
    `/movie/{movie_id}/credits` is an aspect of the movie; the list of `/users/{u}/repos` is of
-   repos); else, for a record without an `id`, the one `<x>_id` among its attributes; else the
+   repos); else the lookup a URL in the document's example of it instantiates (a generic
+   reference `{index, name, url: "/api/ability-scores/str"}` is an ability score); else the
+   known entity its nested attribute names (a spell's `classes`); else, for a record without an
+   `id`, the one `<x>_id` among its attributes; else the
    known entity whose records share most of its attributes (a credit's cast are people); else
    its schema name, path or operation name, as a new entity.
 3. **Keys**: the attribute that carries an entity's identity in its own records: the input's
    own name when the records carry it, else `id`, else (for name-like inputs) `login`, `slug`,
    `name`... An input named otherwise is renamed to the key in the spec, so the API graph (which
    couples an attribute to the parameter of its name) links a search result's `id` to the
-   lookup's `{movie_id}`; the binding keeps the name the document uses.
+   lookup's `{movie_id}`; the binding keeps the name the document uses. An entity is `typed`
+   when a person can write its key (a slug, a code, values the document lists or examples that
+   read as words), so a lookup by it starts solutions.
 
 Attribute names never name an entity on their own: `imdb_id` on a movie is an attribute,
 not the entity `imdb`, unless some operation takes an `imdb_id`.
@@ -27,12 +33,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from soay.importers.drafts import DocumentDraft, FieldDraft, OperationDraft, ParamDraft
 from soay.importers.paths import PathShape, is_choice, read_path, singular, without_role
 from soay.importers.words import snake, words
 
 _ID_NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z0-9]*?)_?(?:id|Id|ID)$")
+_IDS_NAME = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z0-9_]*?)_?(?:ids|Ids|IDs)$")
 _LABEL = re.compile(r"\b(?:identifier|id|ID|key)\s+of\s+(?:the|a|an)\s+(?P<label>[A-Za-z][\w ]{0,40}?)\s*\.?$", re.I)
 _LOOKUP_PREFIXES = ("get", "fetch", "read", "find", "list", "search", "lookup", "show", "query")
 OWN = "<own>"
@@ -48,6 +56,21 @@ def links(op: OperationDraft, p: ParamDraft) -> bool:
     if p.required:
         return True
     return op.returns == "record" and not any(q.required for q in op.params)
+
+
+def filters(op: OperationDraft, p: ParamDraft) -> bool:
+    """Whether an optional identifier that is no key of its operation (`links` says which are)
+    links as a filter: a list narrowed to one committee (`/schedules/schedule_a/?committee_id=`,
+    GeoDB's `/geo/cities?countryIds=`) is a hop from the committee found before it. The spec
+    marks it a reference that is not required, and the API graph (soay/graph.py) couples it from
+    the entity's own records without counting it against the list's heading solutions by itself.
+    A filter that leaves the entity out (`excludedCountryIds`) is no hop from it."""
+    return not p.required and not links(op, p) and not excludes(p.sent_as)
+
+
+def excludes(name: str) -> bool:
+    """`excludedCountryIds`, `exclude_committee_id`: a filter that leaves its entity out (words.yaml)."""
+    return snake(name).startswith(tuple(f"{w}_" for w in words().exclusion_prefixes))
 
 
 def id_stem(name: str) -> str | None:
@@ -177,6 +200,7 @@ def resolve(draft: DocumentDraft) -> Resolution:
     for op in draft.operations:
         _inputs(op, res)
     res.known = {e for e in res.param_entity.values() if e != OWN}
+    _id_lists(draft.operations, res)
     records = _records(draft.operations)
     strong = _strong(records, res)
     _similar(records, strong, res)
@@ -217,6 +241,24 @@ def _inputs(op: OperationDraft, res: Resolution) -> None:
             res.param_entity[key] = OWN
 
 
+def _id_lists(ops: list[OperationDraft], res: Resolution) -> None:
+    """An input named `<x>Ids` takes (comma-separated) ids of x, an entity some other input
+    identifies (`countryIds` -> country, `timeZoneIds` -> timezone): a filter by it. A list of
+    ids names no new entity, and one that excludes (`excludedCountryIds`) is left a plain value."""
+    compact = {e.replace("_", ""): e for e in res.known}
+    for op in ops:
+        for p in op.params:
+            key = (op.name, p.name)
+            m = _IDS_NAME.match(p.sent_as)
+            if key in res.param_entity or not m or excludes(p.sent_as) or is_choice(p.sent_as, bool(p.enum), p.type):
+                continue
+            stem = without_role(snake(m["stem"]))
+            entity = compact.get(stem.replace("_", "")) or match_known(stem, res.known)
+            if entity:
+                res.param_entity[key] = entity
+                res.note(op.name, f"parameter {p.name} refers to {entity.replace('_', ' ')} (a list of its ids)")
+
+
 def _own_inputs(ops: list[OperationDraft], res: Resolution) -> None:
     """An `id` argument identifies the record its operation returns (GraphQL `movie(id: ID!)`)."""
     for op in ops:
@@ -249,7 +291,11 @@ def _strong(records: list[_Record], res: Resolution) -> dict[str, set[str]]:
     attribute names per entity, for the records that have none of these."""
     strong: dict[str, set[str]] = {}
     for r in records:
-        found = _by_shape(r, res) or (_by_path(r, res) if r.nested_in is None else _by_attribute(r, res)) or _by_id_field(r, res)
+        if r.nested_in is None:
+            placed = _by_path(r, res) or _by_url(r, res)
+        else:
+            placed = _by_url(r, res) or _by_attribute(r, res)
+        found = _by_shape(r, res) or placed or _by_id_field(r, res)
         if found is None:
             continue
         entity, why = found
@@ -298,15 +344,49 @@ def _by_path(r: _Record, res: Resolution) -> tuple[str, str] | None:
 
 def match_known(word: str, known: set[str]) -> str | None:
     """The known entity a path noun names: itself, or the one it ends with (`nearby_city` ->
-    city), or the one sharing its last word when only one does (`nearby_division` -> admin_division)."""
+    city), or the one sharing its last word when only one does (`nearby_division` -> admin_division;
+    not a presentation word such as `type`: a `dc_type` is no `damage_type`)."""
     if word in known:
         return word
     ending = [e for e in known if word.endswith("_" + e)]
     if ending:
         return max(ending, key=len)
     last = word.rsplit("_", 1)[-1]
+    if last in words().shape_suffixes:
+        return None
     sharing = [e for e in known if e.rsplit("_", 1)[-1] == last]
     return sharing[0] if len(sharing) == 1 else None
+
+
+def _by_url(r: _Record, res: Resolution) -> tuple[str, str] | None:
+    """Records whose example shows a URL of a lookup (`"url": "/api/ability-scores/str"` matches
+    `/api/ability-scores/{index}`) are of the entity that lookup takes: how a document's generic
+    reference records (`APIReference` {index, name, url}) say what they point to."""
+    for f in r.fields:
+        entity = entity_of_url(f.example, res.paths) if f.type == "str" else None
+        if entity:
+            return entity, f"the example {f.name} {f.example} is a URL of its lookup"
+    return None
+
+
+def entity_of_url(url: str, shapes: dict[str, PathShape]) -> str | None:
+    """The entity a URL looks up: that of the last parameter of the path it instantiates (the
+    template with the most literal segments matching the URL's end wins)."""
+    if "/" not in url or " " in url:
+        return None
+    parts = [p for p in urlsplit(url).path.split("/") if p]
+    best: tuple[int, str] | None = None
+    for shape in shapes.values():
+        segments = [s for s in shape.segments if s.text]
+        last = shape.last_entity_param
+        if not segments or not shape.ends_with_entity_param or len(segments) > len(parts):
+            continue
+        tail = parts[len(parts) - len(segments):]
+        if all(s.param is not None or s.text.lower() == t.lower() for s, t in zip(segments, tail)):
+            literals = sum(s.param is None for s in segments)
+            if literals and (best is None or literals > best[0]):
+                best = (literals, shape.param_entities[last])  # type: ignore[index]
+    return best[1] if best else None
 
 
 def _by_attribute(r: _Record, res: Resolution) -> tuple[str, str] | None:
@@ -385,15 +465,19 @@ def _keys(ops: list[OperationDraft], records: list[_Record], res: Resolution) ->
             if entity:
                 inputs.setdefault(entity, []).append(p)
     attrs: dict[str, set[str]] = {}
+    shown: dict[str, list[tuple[str, str]]] = {}
     for r in records:
         entity = res.record_entity.get(id(r.fields))
         if entity:
             attrs.setdefault(entity, set()).update(r.names)
+            shown.setdefault(entity, []).extend((f.name, f.example) for f in r.fields if f.example)
     for entity in sorted(res.known, key=lambda e: (e not in inputs, e)):
         key, why = _key(entity, inputs.get(entity, []), attrs.get(entity, set()))
         described = next((p for p in inputs.get(entity, []) if p.description), None)
         res.registry.see(entity, key, described.description if described else "", why)
-        typed = _typed(key, inputs.get(entity, []))
+        examples = [p.example for p in inputs.get(entity, []) if p.example]
+        examples += [v for n, v in shown.get(entity, []) if n == key]
+        typed = _typed(key, inputs.get(entity, []), examples)
         if typed:
             res.registry.typed[entity] = typed
             res.entity_notes.append(f"{entity}: typed, {typed}: a lookup by it starts solutions")
@@ -420,8 +504,12 @@ def _key(entity: str, params: list[ParamDraft], attrs: set[str]) -> tuple[str, s
     return (stems[0], f"attribute {stems[0]}") if stems else ("", "its records carry no identifier")
 
 
-def _typed(key: str, params: list[ParamDraft]) -> str | None:
-    """Why a person can type the entity's key (a slug, a login, values the document lists), or None."""
+def _typed(key: str, params: list[ParamDraft], examples: list[str]) -> str | None:
+    """Why a person can type the entity's key, or None: the document lists its values; it is a
+    name-like input; it is a code or slug whatever the input is called (words.yaml `keys.typed`:
+    GeoDB's `{countryId}` takes a country's `code`, "JP"); or every example the document gives of
+    it reads as words or a short code (`Africa__Abidjan`, `fireball`), not as an opaque id
+    (`123214`, `P80001571`)."""
     if not params:
         return None
     listed = next((p for p in params if p.enum), None)
@@ -429,7 +517,25 @@ def _typed(key: str, params: list[ParamDraft]) -> str | None:
         return f"the document lists the values of {listed.sent_as} ({', '.join(listed.enum[:3])}, ...)"
     if key in words().name_keys and any(snake(p.sent_as) in words().name_keys or key == p.name for p in params):
         return f"its key {key} is a name-like text"
+    if snake(key) in words().typed_keys:
+        return f"its key {key} is a code a person writes"
+    if examples and all(readable(e) for e in examples):
+        values = ", ".join(sorted(set(examples))[:3])
+        return f"the document's examples of its key read as words, not opaque ids ({values})"
     return None
+
+
+_WORD = re.compile(r"[A-Za-z]+")
+_WORDS = re.compile(r"[A-Za-z]+(?:[-_ /.]+[A-Za-z]+)*")
+
+
+def readable(value: str) -> bool:
+    """Whether an example key is words a person could write (`fireball`, `acid-arrow`, `US`,
+    `Africa__Abidjan`, `en_US`): letters in words, each lower-case, upper-case or capitalised;
+    no digits, so no numeric id (`123214`), no coded one (`P80001571`, `Q60`), no base64."""
+    if not _WORDS.fullmatch(value):
+        return False
+    return all(w.islower() or w.isupper() or (w[0].isupper() and w[1:].islower()) for w in _WORD.findall(value))
 
 
 def _rename(ops: list[OperationDraft], records: list[_Record], res: Resolution) -> None:
@@ -445,7 +551,8 @@ def _rename(ops: list[OperationDraft], records: list[_Record], res: Resolution) 
         for p in op.params:
             entity = res.param_entity.get((op.name, p.name))
             key = res.registry.keys.get(entity or "")
-            if not entity or not key or key == p.name or key not in attrs.get(entity, set()) or not links(op, p):
+            linked = links(op, p) or filters(op, p)
+            if not entity or not key or key == p.name or key not in attrs.get(entity, set()) or not linked:
                 continue
             if key in taken:
                 res.note(op.name, f"parameter {p.name} keeps its name: {key} is taken by another input")

@@ -5,7 +5,9 @@ check, and every inference is recorded as a note that the writer puts beside it:
 
 - **Entities, keys and links** (soay/importers/entities.py): what each input identifies and
   each record is about, from paths, schema names and identifiers; inputs renamed to the key
-  their entity's records carry, so a search result's `id` feeds `{movie_id}`.
+  their entity's records carry, so a search result's `id` feeds `{movie_id}`. An optional
+  identifier of a list (`?committee_id=`, `?countryIds=`) is a reference that is not required:
+  a filter, which the API graph couples from the entity's own records (soay/graph.py).
 - **Kind**: an operation that requires an identifier looks up by id (`exact`); one that takes
   text a person types (`query`, `q`, `name`, ... or a required free-text input) and returns a
   list searches (`fuzzy`); one that requires neither is a list or record that starts solutions
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from soay.importers.drafts import DocumentDraft, FieldDraft, OperationDraft, ParamDraft
-from soay.importers.entities import Resolution, id_stem, links, resolve, shape_entity, strip_verb
+from soay.importers.entities import Resolution, filters, id_stem, links, resolve, shape_entity, strip_verb
 from soay.importers.errors import Problem, SpecImportError
 from soay.importers.paths import is_choice, singular
 from soay.importers.words import snake, words
@@ -162,10 +164,14 @@ def _api(op: OperationDraft, res: Resolution) -> tuple[dict[str, Any], list[str]
     for p in op.params:
         entity = res.param_entity.get((op.name, p.name))
         name = res.spec_names.get((op.name, p.name), p.name)
-        if entity and not links(op, p):
-            notes.append(f"parameter {p.name} filters by {entity.replace('_', ' ')}: a plain value, not a link (only required identifiers link)")
+        if entity and not links(op, p) and filters(op, p):
+            notes.append(f"parameter {p.name} filters by {entity.replace('_', ' ')}: an optional hop from the "
+                         f"{entity.replace('_', ' ')} found before; the operation still starts solutions by itself")
+        elif entity and not links(op, p):
+            notes.append(f"parameter {p.name} leaves out the {entity.replace('_', ' ')} records it names: "
+                         "a plain value, not a link")
             entity = None
-        if entity:
+        elif entity:
             refs.append((p, entity))
         typ = f"ref:{res.registry.name(entity)}" if entity else ("str" if p.type == "id" else p.type)
         params.append({"name": name, "type": typ, "required": p.required, "description": _param_description(p)})

@@ -94,7 +94,7 @@ def _head_inputs(head: Api, sources: dict[str, str]) -> list[str]:
 def _why_no_question(spec: ApiSpec, head: Api) -> str:
     """Why a solution gets no generated question: what its head takes is no text a person types."""
     if any(p.required and p.ref for p in head.params):
-        if all(p.ref and spec.entities[p.ref].typed for p in head.params if p.required):
+        if all(spec.entities[p.ref].typed for p in head.params if p.required and p.ref):
             return (f"starts with {head.name}, a lookup by a key a person types; questions that give the key are "
                     "not generated yet")
         return "starts with a lookup by id, which no question gives"

@@ -29,6 +29,7 @@ from referencing.exceptions import Unresolvable
 
 from soay.importers.drafts import DocumentDraft, FieldDraft, OperationDraft, ParamDraft, ScalarKind, nested_binding
 from soay.importers.errors import Problem, SpecImportError
+from soay.importers.nesting import lift_references
 from soay.importers.security import operation_auth, read_schemes, secret_params
 from soay.importers.source import Document
 from soay.importers.swagger import is_swagger2, to_openapi3
@@ -39,6 +40,9 @@ WRITE_METHODS = ("put", "patch", "delete")
 _SCALARS: dict[str, ScalarKind] = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
 MAX_DEPTH = 2
 """Records nest one level (a publication's authors), as the spec does."""
+MAX_READ_DEPTH = 4
+"""How deep objects are read to find the references in them; those below MAX_DEPTH are lifted
+to the top of their record (soay/importers/nesting.py), the rest left out."""
 MAX_WARNINGS_PER_MESSAGE = 3
 """A defect repeated over hundreds of schemas is named a few times, then counted."""
 
@@ -360,6 +364,7 @@ class _Reader:
         params = self._parameters(self.root / "paths" / path, op, notes, headers)
         params += _body(op, notes, taken={p.name for p in params})
         returned = _response(op, notes)
+        returned.fields = lift_references(returned.fields, notes)
         binding: dict[str, Any] = {"method": method.upper(), "path": path, "params": {p.name: p.location for p in params}}
         names = {p.name: p.doc_name for p in params if p.doc_name and p.doc_name != p.name}
         if names:
@@ -424,8 +429,57 @@ class _Reader:
             taken.add(name)
             if name != pname:
                 notes.append(f"parameter {pname!r} is called {name!r} (a Python name); the binding sends it as {pname!r}")
-            params.append(ParamDraft(name, typ, required, _text(p, "description"), location, enum, pname if name != pname else ""))
+            params.append(ParamDraft(name, typ, required, _text(p, "description"), location, enum,
+                                     pname if name != pname else "", _param_example(p)))
         return params
+
+
+def _param_example(p: SchemaPath) -> str:
+    """A parameter's example (`example`, Swagger's `x-example`, its schema's, or the first of its
+    `examples`), as text; empty when it has none."""
+    for node in (p, p / "schema" if "schema" in p.keys() else None):
+        if node is None:
+            continue
+        for key in ("example", "x-example"):
+            text = _example_text(_val(node, key, None))
+            if text:
+                return text
+    examples = _val(p, "examples", None)
+    if isinstance(examples, dict):
+        for item in examples.values():
+            text = _example_text(item.get("value") if isinstance(item, dict) else None)
+            if text:
+                return text
+    return ""
+
+
+def _example_text(value: Any) -> str:
+    """A scalar example as text (the first of a list); nothing for objects and booleans."""
+    if isinstance(value, list) and value:
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return ""
+    return str(value)
+
+
+def _media_example(media: SchemaPath) -> Any:
+    """The example answer a media type gives (`example`, or the first of its `examples`)."""
+    example = _val(media, "example", None)
+    if example is not None:
+        return example
+    examples = _val(media, "examples", None)
+    if isinstance(examples, dict):
+        for item in examples.values():
+            if isinstance(item, dict) and "value" in item:
+                return item["value"]
+    return None
+
+
+def _first_record(example: Any) -> dict[str, Any] | None:
+    """The record an example shows: itself, or the first record of a list of them."""
+    if isinstance(example, list):
+        example = next((e for e in example if isinstance(e, dict)), None)
+    return example if isinstance(example, dict) else None
 
 
 def _fixed_value(p: SchemaPath) -> str | None:
@@ -510,36 +564,39 @@ def _response(op: SchemaPath, notes: list[str]) -> _Returned:
     schema = _unwrap(media / "schema")
     shape = _ref_name(media, "schema")
     kind = _type(schema)
+    example = _media_example(media)
     if kind == "array":
-        return _array(schema, notes, shape)
+        return _array(schema, notes, shape, example=example)
     if kind == "object":
         envelope = _envelope(schema)
         if envelope is not None:
             prop_name, inner, siblings = envelope
+            held = example.get(prop_name) if isinstance(example, dict) else None
             if _type(inner) == "array":
-                returned = _array(inner, notes, shape, envelope=prop_name)
+                returned = _array(inner, notes, shape, envelope=prop_name, example=held)
             else:
-                returned = _Returned("record", _fields(inner, notes, depth=1), None, unwrap=prop_name)
+                returned = _Returned("record", _fields(inner, notes, depth=1, example=held), None, unwrap=prop_name)
             returned.shape = returned.shape or _held_ref(schema, prop_name) or shape
             what = "a page" if returned.returns != "record" else "a wrapper"
             notes.append(f"the answer is {what} ({', '.join(siblings) or 'nothing else'} beside `{prop_name}`): "
                          f"unwrapped to the {returned.returns} in `{prop_name}`")
             return returned
-        fields = _fields(schema, notes, depth=1)
+        fields = _fields(schema, notes, depth=1, example=example)
         if not fields:
             notes.append("the record declares no attributes the spec can hold (a map or an untyped object); review")
         return _Returned("record", fields, shape)
     raise _Unsupported(f"the response is a single {kind or 'untyped'} value, not a record or a list")
 
 
-def _array(schema: SchemaPath, notes: list[str], outer: str | None, envelope: str | None = None) -> _Returned:
+def _array(schema: SchemaPath, notes: list[str], outer: str | None, envelope: str | None = None,
+           example: Any = None) -> _Returned:
     items_ref = _ref_name(schema, "items")
     items = _unwrap(schema / "items") if "items" in schema.keys() else None
     if items is None:
         raise _Unsupported("the response is an array with no `items` schema")
     item_kind = _type(items)
     if item_kind == "object":
-        return _Returned("records", _fields(items, notes, depth=1), items_ref, unwrap=envelope)
+        return _Returned("records", _fields(items, notes, depth=1, example=example), items_ref, unwrap=envelope)
     if item_kind in _SCALARS:
         title = _val(schema, "title", None)
         name = title if isinstance(title, str) else envelope
@@ -669,29 +726,41 @@ def _scalar(schema: SchemaPath, what: str) -> ScalarKind:
     raise _Unsupported(f"{what} is of type {kind or 'unknown'} (strings, numbers, booleans and lists of them are supported)")
 
 
-def _fields(schema: SchemaPath, notes: list[str], depth: int) -> list[FieldDraft]:
+def _fields(schema: SchemaPath, notes: list[str], depth: int, example: Any = None) -> list[FieldDraft]:
+    """The attributes of an object schema. Records nest one level, as the spec does; objects below
+    that are read on (to MAX_READ_DEPTH) so that the references in them can be lifted to the top
+    (soay/importers/nesting.py). `example` is the document's example of the object, if any: each
+    attribute keeps its value (an `index` shows whether a person can type it, a `url` where a
+    reference points)."""
     out: list[FieldDraft] = []
+    shown = _first_record(example) or _first_record(_val(schema, "example", None)) or {}
+    deep = depth >= MAX_DEPTH  # an object here is below what the spec nests: lifted or left out, as a whole
+    inner_notes: list[str] = [] if deep else notes  # so what is left out inside it is not said attribute by attribute
     for name, prop in _properties(schema) or []:
         where = f"attribute {name!r}"
+        value = shown.get(name)
         try:
             prop_schema = _unwrap(prop)
+            if value is None:
+                value = _val(prop_schema, "example", None)
             kind = _type(prop_schema)
             if kind == "array" and "items" in prop_schema.keys() and _type(_unwrap(prop_schema / "items")) == "object":
-                if depth >= MAX_DEPTH:
+                if depth >= MAX_READ_DEPTH:
                     raise _Unsupported(f"{where}: records nested more than one level")
                 items = _unwrap(prop_schema / "items")
                 out.append(
                     FieldDraft(name, "records", _text(prop, "description") or _text(prop_schema, "description"),
-                               _fields(items, notes, depth + 1), _ref_name(prop_schema, "items"))
+                               _fields(items, inner_notes, depth + 1, value), _ref_name(prop_schema, "items"))
                 )
                 continue
             if kind == "object":
-                if depth >= MAX_DEPTH:
+                if depth >= MAX_READ_DEPTH:
                     raise _Unsupported(f"{where} is an object inside nested records (records nest one level)")
-                inner = _fields(prop_schema, notes, depth + 1)
+                inner = _fields(prop_schema, inner_notes, depth + 1, value)
                 if not inner:
                     raise _Unsupported(f"{where} is an object without attributes the spec can hold")
-                notes.append(f"attribute {name!r}, one object, is read as a list of one record")
+                if not deep:
+                    notes.append(f"attribute {name!r}, one object, is read as a list of one record")
                 out.append(FieldDraft(name, "records", _text(prop, "description") or _text(prop_schema, "description"),
                                       inner, _ref_name_of(prop), "one"))
                 continue
@@ -699,5 +768,6 @@ def _fields(schema: SchemaPath, notes: list[str], depth: int) -> list[FieldDraft
         except _Unsupported as e:
             notes.append(f"left out: {e}")
             continue
-        out.append(FieldDraft(name, typ, _text(prop, "description") or _text(prop_schema, "description")))
+        out.append(FieldDraft(name, typ, _text(prop, "description") or _text(prop_schema, "description"),
+                              example=_example_text(value)))
     return out

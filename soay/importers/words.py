@@ -36,6 +36,8 @@ class Words:
     role_prefixes: tuple[str, ...]
     not_entities: frozenset[str]
     name_keys: tuple[str, ...]
+    typed_keys: frozenset[str]
+    exclusion_prefixes: tuple[str, ...]
     shape_suffixes: frozenset[str]
     shape_prefixes: frozenset[str]
     similar_share: float
@@ -64,6 +66,8 @@ def words() -> Words:
         role_prefixes=tuple(snake(s) for s in raw["paths"]["role_prefixes"]),
         not_entities=_set(raw["paths"]["not_entities"]),
         name_keys=tuple(snake(s) for s in raw["keys"]["name_like"]),
+        typed_keys=_set(raw["keys"]["typed"]),
+        exclusion_prefixes=tuple(snake(s) for s in raw["filters"]["exclusion_prefixes"]),
         shape_suffixes=_set(raw["shapes"]["suffixes"]),
         shape_prefixes=_set(raw["shapes"]["prefixes"]),
         similar_share=float(raw["shapes"]["similar_share"]),
