@@ -299,7 +299,7 @@ def main() -> None:
 
     results: dict[str, object] = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-                    "sqlite": sqlite3.sqlite_version},
+                    "sqlite": sqlite3.sqlite_version, "load_average_at_start": os.getloadavg()[0]},
         "command": " ".join(["benchmarks/api_bench.py", *sys.argv[1:]]),
         "target_p99_ms": TARGET_P99_MS,
         "notes": args.note,
@@ -335,6 +335,7 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
         elif work:
             print(f"kept the corpus at {db}")
+    results["machine"]["load_average_at_end"] = os.getloadavg()[0]
     if args.before:
         results["before"] = json.loads(args.before.read_text())
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -365,7 +366,12 @@ def render(r: dict) -> str:
         "# Benchmark: the AMiner APIs over a 1,000,000-person corpus",
         "",
         f"Command: `.venv/bin/python {r['command']}`",
-        f"Machine: {m['cpus']} CPUs shared with other work, Python {m['python']}, SQLite {m['sqlite']}, {m['platform']}.",
+        f"Machine: {m['cpus']} CPUs shared with other work, Python {m['python']}, SQLite {m['sqlite']}, {m['platform']}"
+        + (
+            f"; 1-minute load average {m['load_average_at_start']:.1f} at the start, {m['load_average_at_end']:.1f} at the end."
+            if "load_average_at_end" in m
+            else "."
+        ),
         f"Raw figures: `benchmarks/results/api.json`. Target: every API's p99 <= {target:g} ms.",
         "",
         "## Corpus",

@@ -31,9 +31,11 @@ OUT_OF_SCOPE_BENCH = ROOT / "benchmarks" / "out_of_scope.yaml"
 def run_demo(s: Settings, recipe: Path, keep_serving: bool, root_given: bool = False) -> None:
     """The whole demo on settings `s`; `root_given`: the data root is not the configured one, so
     the closing `soay serve` line names it."""
+    from cluster.library_logs import route_library_output
+
+    route_library_output(s)  # first: the imports below read some of its switches
     import ray
 
-    from cluster.library_logs import route_library_output
     from soay.domains import get_domain
     from training.evaluate import run_eval
     from training.fit_heads import fit_heads, is_heads_recipe, load_heads_config
@@ -42,7 +44,6 @@ def run_demo(s: Settings, recipe: Path, keep_serving: bool, root_given: bool = F
     from training.train_job import run_sft
 
     started = time.perf_counter()
-    route_library_output(s)
     d = get_domain(s.data.domain)
     typer.echo(f"== {d.name}: {len(d.library)} solutions, {len(d.combinations)} combinations")
     report = generate(s, overwrite=True)

@@ -6,15 +6,20 @@ deployment options). A command of the stack says one line per component it start
 the rest in two places, each named once on the console:
 
 - what Ray's processes write (generation and embedding actors, Serve's controller, proxy and
-  replicas, the vLLM engines in them): Ray keeps it in its session folder, `<session>/logs`,
-  when the driver does not ask for it (`ray.init(log_to_driver=False)`, cluster/ray_runtime.py);
-- what the libraries write in this process (Ray's and Serve's driver loggers, the offline vLLM
-  engine of training and evaluation while it starts, C++ warnings included): the library log,
+  replicas, the vLLM engines in them): Ray keeps it in its session folder, `<session>/logs`
+  (`worker-*.out|err`, Serve's in `serve/`), when the driver does not ask for it
+  (`ray.init(log_to_driver=False)`, `RAY_SERVE_LOG_TO_STDERR=0`: cluster/ray_runtime.py). The
+  engines' own settings are left alone, so those files stay complete;
+- what the libraries write in this process (Ray's and Serve's driver loggers, the root logger
+  Ray Serve LLM configures, the offline vLLM engine of training and evaluation while it starts,
+  C++ warnings included, transformers' progress bars): the library log,
   `<data.root>/logs/libraries.log`.
 
-`ray.serve_logs_to_console` (SOAY_RAY__SERVE_LOGS_TO_CONSOLE=true) leaves everything on the
-console, as the libraries write it. Until a command calls `route_library_output`, nothing is
-routed (tests and library use see the libraries' own defaults).
+Ray errors that the driver is sent (an actor killed for memory, a restarted controller) stay on
+the console: they say why something is slow or failed. `ray.serve_logs_to_console`
+(SOAY_RAY__SERVE_LOGS_TO_CONSOLE=true) leaves everything on the console, as the libraries write
+it. This process's output is routed only once a command calls `route_library_output` (tests and
+library use keep the libraries' own defaults); Ray's processes stay in their files either way.
 """
 
 from __future__ import annotations
@@ -48,10 +53,23 @@ def route_library_output(settings: Settings) -> Path | None:
         _log = None
         return None
     _log = (settings.data.root / "logs" / LIBRARY_LOG).resolve()  # made when first written
-    # transformers' weight-loading bars (the sentence encoder); read when transformers is imported
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    _no_progress_bars()
     to_library_log(*DRIVER_LOGGERS)
     return _log
+
+
+def _no_progress_bars() -> None:
+    """transformers' and huggingface_hub's progress bars ("Loading weights" as the sentence encoder
+    loads) off: by the variable both read at import, or by their switches once imported."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    if "huggingface_hub" in sys.modules:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
 
 
 def library_log() -> Path | None:

@@ -76,7 +76,7 @@ def _title_words(env: AcademicEnvironment, rng: random.Random) -> list[str]:
 
 def test_title_postings_rank_as_fts5_bm25(env: AcademicEnvironment) -> None:
     rng = random.Random(0)
-    for _ in range(150):
+    for _ in range(100):
         words = _title_words(env, rng)
         limit = rng.choice([10, 11])
         every = " ".join(f'"{t}"' for t in words[:-1]) + f' "{words[-1]}"*'

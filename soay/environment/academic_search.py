@@ -34,7 +34,6 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from itertools import chain
 
 import numpy as np
 
@@ -42,6 +41,7 @@ K1 = 1.2
 B = 0.75
 PREFIX_EXPANSION_LIMIT = 256  # a name prefix with more words than this stays an FTS5 prefix query
 BLOB_CACHE_BYTES = 48 * 2**20  # posting cells kept decoded, per environment
+MERGED_CACHE_TITLES = 500_000  # a prefix's cells are kept for the next query up to this many titles
 MAXSCORE_BUDGET = 30_000  # titles scored one by one before scoring all titles at once pays
 _MARGIN = 1e-9  # stop only when the best found beats a bound by more than rounding could explain
 
@@ -80,12 +80,15 @@ def _build_title_postings(conn: sqlite3.Connection) -> int:
             break
         last = rows[-1][0]
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        words = [r[1].split() for r in rows]
-        n_words = np.fromiter(map(len, words), dtype=np.int64, count=len(rows))
+        # title_norm is words joined by single spaces (normalize): one split for the chunk.
+        words = " ".join(r[1] for r in rows).split(" ")
+        n_words = np.fromiter((r[1].count(" ") + 1 for r in rows), dtype=np.int64, count=len(rows))
+        if int(n_words.sum()) != len(words):
+            return 0
         title_length[ids] = n_words
         try:
-            terms = np.fromiter(map(term_id.__getitem__, chain.from_iterable(words)), dtype=np.int64)
-        except KeyError:  # a word FTS5 does not have
+            terms = np.fromiter(map(term_id.__getitem__, words), dtype=np.int64, count=len(words))
+        except KeyError:  # a word FTS5 does not have (an empty one: a title without words)
             return 0
         tokens.append((terms << 32) | np.repeat(ids, n_words))
     if not tokens or max_id >= 2**31 or title_length.max() > 255:
@@ -364,9 +367,13 @@ class TitleSearch:
                     ids = ids[~_contains(done, ids)]
                 if not len(ids):
                     continue
+                # Every phrase in the query's order (how bm25() sums). These titles hold none of
+                # the words visited before this one (those titles are scored): their shares are
+                # 0, and adding 0.0 changes no sum, so those words are not looked up.
                 score = np.zeros(len(ids))
-                for w in words:  # every phrase, in the query's order (how bm25() sums)
-                    if w in self._terms:
+                absent = set(order[:k])
+                for w in words:
+                    if w in self._terms and w not in absent:
                         score += self._weight(idf[w], self._freq_at([w], length, ids), length)
                 scored[length] = ids if done is None else np.union1d(done, ids)
                 all_ids.append(ids)
@@ -478,9 +485,10 @@ class TitleSearch:
                 (int(c >> 16), int(c & 65535), part)
                 for c, part in zip(cell[np.concatenate([[0], bounds]).astype(np.int64)].tolist(), np.split(uniq, bounds))
             ] if len(uniq) else []
-            self._merged[key[1]] = merged
-            if len(self._merged) > 64:
-                self._merged.popitem(last=False)
+            if len(uniq) <= MERGED_CACHE_TITLES:  # a short prefix ("a") holds most titles: not kept
+                self._merged[key[1]] = merged
+                if len(self._merged) > 64:
+                    self._merged.popitem(last=False)
         yield from merged
 
     def _freq_at(self, phrase: list[str], length: int, ids: np.ndarray) -> np.ndarray:

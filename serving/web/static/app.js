@@ -203,6 +203,7 @@ function linkedQuestion() {
 
 async function ask(question) {
   clearOutcome(question);
+  $("history-panel").open = false; // the answer comes right below the question
   const turn = state.turn;
   const button = $("ask-button");
   $("progress").hidden = false;
@@ -258,7 +259,7 @@ function showRecord(record) {
   $("outcome").hidden = false;
   $("outcome").dataset.requestId = record.request_id; // for support, never shown in the page itself
   $("request-id").textContent = record.request_id;
-  $("confidence").textContent = typeof record.confidence === "number" ? `${Math.round(record.confidence * 100)} %` : "–";
+  $("confidence").textContent = typeof record.confidence === "number" ? percent(record.confidence) : "–";
   $("feedback").hidden = false; // a verdict needs an answer to be about
   $("answer").textContent = record.answer;
   showSolution(record.solution);
@@ -343,6 +344,10 @@ function highlight(pre, code) {
 
 // --- feedback, and the other readings of a question ------------------------------------------------
 
+function percent(p) {
+  return p < 0.005 ? "< 1 %" : `${Math.round(p * 100)} %`;
+}
+
 function alternativesOf(record) {
   return (record && Array.isArray(record.alternatives) ? record.alternatives : [])
     .filter((a) => a && a.combination !== undefined && a.text).slice(0, ALTERNATIVES_MAX);
@@ -390,7 +395,7 @@ function offerAlternatives(record) {
     const pick = el("button", { type: "button", class: "small good pick" }, "This one");
     const item = el("li", { class: "alternative", "data-combination": String(alt.combination) },
       el("div", { class: "reading" }, `Did you mean: ${alt.text}`),
-      el("div", { class: "alt-meta muted" }, [alt.solution && alt.solution.replaceAll(" -> ", " → "), typeof alt.probability === "number" ? `${Math.round(alt.probability * 100)} % likely` : ""].filter(Boolean).join(" · ")),
+      el("div", { class: "alt-meta muted" }, [alt.solution && alt.solution.replaceAll(" -> ", " → "), typeof alt.probability === "number" ? `${percent(alt.probability)} likely` : ""].filter(Boolean).join(" · ")),
       answer, pick);
     pick.addEventListener("click", async () => {
       if (await sendVerdict("bad", alt.combination)) item.classList.add("picked");
@@ -515,6 +520,7 @@ function fitQuestion() {
   box.style.height = `${box.scrollHeight + 2}px`;
 }
 $("question").addEventListener("input", fitQuestion);
+window.addEventListener("resize", fitQuestion);
 $("ask-form").addEventListener("submit", (e) => { e.preventDefault(); ask($("question").value); });
 $("question").addEventListener("keydown", (e) => {
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); ask($("question").value); }
