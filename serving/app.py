@@ -216,7 +216,7 @@ class Ingress:
         if self.heads is None or not plan.alternatives:
             return []
         combinations = [c for c, _ in plan.alternatives]
-        programs = self.heads.programs(plan.features, combinations)
+        programs = self.heads.programs(np.repeat(plan.features, len(combinations), axis=0), combinations)  # a row per combination
         return [
             Alternative(combination=c, solution=str(self.combinations.solution(self.combinations.by_id[c])),
                         code=finish_code(found[0], query, self.spec, self.heads.vocabulary), probability=round(p, 4))
