@@ -27,7 +27,7 @@ from soay.log_triplets import dedupe_key, log_triplet_id
 from soay.logs import Alternative, Feedback, RequestLog
 from soay.outcomes import analyse, fuzzy_apis
 from soay.settings import Settings
-from soay.splits import TRAIN, group_split
+from soay.splits import TRAIN, group_split, logged_split
 from soay.tool_weights import load_tool_weights
 from soay.triplets import Triplet, TripletFactory, WorkUnit
 from training.enlarge import Enlarger, run_enlargement
@@ -157,7 +157,10 @@ def test_enlargement_keeps_verified_records_and_reviews_the_rest(world):
         assert (made.solution, made.code, made.combination, made.inputs, made.entity_id, made.hops) == (
             t.solution, t.code, t.combination, t.inputs, t.entity_id, t.hops)
         assert answers_match(t.answer, made.answer) and made.language == t.language
-        assert (made.split, made.code_source, made.domain, made.template_id) == ("train", "log", "aminer", f"{t.combination.id}/log")
+        rid = winner if i == 0 else f"good-{i}"
+        # a person's "good" may hold the question out for the promotion gate; a trusted plan is always training
+        split = logged_split(rid, w.settings.enlarge.logged_holdout) if i < 5 else "train"
+        assert (made.split, made.code_source, made.domain, made.template_id) == (split, "log", "aminer", f"{t.combination.id}/log")
         if made.id != log_triplet_id("dup-0"):
             assert made.query == t.query
     manifest = load_manifest(w.dataset)
