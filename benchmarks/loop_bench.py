@@ -228,10 +228,7 @@ def solution_of(domain: Domain, combination: str) -> str:
 
 def right(asked: Asked, combination: str, code: str, run: Any, domain: Domain, fixed: frozenset[str]) -> bool:
     """Whether an answer is what the user asked: the gold reading, the gold values, the gold result."""
-    if combination != asked.question.intent or not code or not run.ok:
-        return False
-    literals = literal_arguments(code, domain.spec.api_names, fixed - set(asked.question.arguments.values()))
-    return literals == {v.strip() for v in asked.question.arguments.values()} and answers_match(asked.gold.result, run.result)
+    return bool(code) and run.ok and label_right(asked, combination, code, domain, fixed) and answers_match(asked.gold.result, run.result)
 
 
 def label_right(asked: Asked, combination: str, code: str, domain: Domain, fixed: frozenset[str]) -> bool:
