@@ -24,7 +24,7 @@ import pytest
 from conftest import ROOT
 from soay.sandbox import Limits, Sandbox
 from soay.sandbox import isolation, seccomp
-from soay.sandbox.forwarder import Origin, api_origin
+from soay.sandbox.forwarder import ApiForwarder, Origin, api_origin
 from soay.settings import SandboxSettings
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -176,6 +176,29 @@ result = [status, s.recv(64).decode()]
         echo.close()
     assert result.ok, result.error
     assert result.result == ["HTTP/1.1 200 Connection established", "PING"]
+
+
+def test_the_forwarder_closes_each_answer_so_no_client_reuses_its_connection(fake_api: str) -> None:
+    """The origin answers HTTP/1.1 without `Connection: close`; the forwarder closes the connection
+    after one answer, so the head it passes on must say `close`, or a client that keeps it alive
+    sends its next request into the closing socket and gets a reset."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    forwarder = ApiForwarder(listener, api_origin({"base_url": fake_api}))
+    body = b'{"name": "ada"}'
+    try:
+        with socket.create_connection(listener.getsockname(), timeout=10) as client:
+            client.sendall(f"POST {fake_api}/api/searchPerson HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n"
+                           f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            answer = b""
+            while chunk := client.recv(4096):
+                answer += chunk
+    finally:
+        forwarder.close()
+    head, _, payload = answer.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    assert lines[0] == b"HTTP/1.1 200 OK" and json.loads(payload) == [{"id": "p1", "name": "ada"}]
+    assert [h for h in lines if h.lower().startswith(b"connection:")] == [b"Connection: close"]
+    assert _FakeApi.paths == ["/api/searchPerson"]
 
 
 def test_api_origin_of_env_kwargs() -> None:

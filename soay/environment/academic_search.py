@@ -50,7 +50,10 @@ _MARGIN = 1e-9  # stop only when the best found beats a bound by more than round
 
 
 def build_search_indexes(conn: sqlite3.Connection) -> dict[str, int]:
-    """Write person_term, publication_term and publication_posting from the built FTS indexes."""
+    """Write person_term, publication_term and publication_posting from the built FTS indexes
+    (again, when they exist: after entities are inserted)."""
+    for table in ("person_term", "publication_term", "publication_posting"):
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
     conn.execute("CREATE VIRTUAL TABLE temp.person_vocab USING fts5vocab(main, person_fts, 'row')")
     conn.execute("CREATE TABLE person_term(term TEXT PRIMARY KEY) WITHOUT ROWID")
     conn.execute("INSERT INTO person_term SELECT term FROM temp.person_vocab")

@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from soay.environment import academic_pools as names
 from soay.environment.academic import AcademicEnvironment
+from soay.environment.academic_search import build_search_indexes
 from soay.environment.text import fts_words, normalize
 
 OPEN_WORLD_AREA = "open_world"
@@ -179,11 +180,15 @@ def corpus_position(declared: str | None) -> str:
 
 
 def insert_entities(db_path: Path, entities: Entities, fill_joint: bool = True) -> Inserted:
-    """Write `entities` into the corpus at `db_path` (a copy: it is changed in place), in one transaction."""
+    """Write `entities` into the corpus at `db_path` (a copy: it is changed in place), in one
+    transaction, then rewrite the search structures derived from its full-text indexes, which
+    would otherwise not know the new names and titles."""
     conn = sqlite3.connect(db_path)
     try:
         with conn:
             inserted = _Writer(conn, entities, fill_joint).write()
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'person_term'").fetchone():
+            build_search_indexes(conn)
     finally:
         conn.close()
     return inserted

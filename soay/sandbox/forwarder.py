@@ -10,8 +10,8 @@ for https (TLS stays end to end), an absolute URL for http. Any other host or po
 (403); nothing else crosses.
 
 For plain http the request line is rewritten to the origin form and the connection closed after
-one response (``Connection: close``), so each request is checked and no byte needs parsing past
-the first head. Connections are bounded in number and live no longer than the sandbox child that
+one response (``Connection: close``, in the request and in the answer's head), so each request
+is checked and no byte needs parsing past the two heads. Connections are bounded in number and live no longer than the sandbox child that
 opened them.
 """
 
@@ -97,17 +97,34 @@ def _read_head(conn: socket.socket) -> tuple[bytes, bytes] | None:
     return head, rest
 
 
-def _relay(a: socket.socket, b: socket.socket) -> None:
-    """Copy bytes both ways until either side closes."""
+def _closing_head(first_line: bytes, headers: list[bytes]) -> bytes:
+    """A message head with the hop-by-hop headers dropped and ``Connection: close`` added."""
+    kept = [h for h in headers if h.split(b":", 1)[0].strip().lower() not in _HOP_HEADERS]
+    return b"\r\n".join([first_line, *kept, b"Connection: close", b"", b""])
+
+
+def _relay(a: socket.socket, b: socket.socket, close_b_answer: bool = False) -> None:
+    """Copy bytes both ways until either side closes; with `close_b_answer`, the head of what `b`
+    sends (an HTTP answer) is passed on with ``Connection: close`` in it."""
     a.setblocking(True)
     b.setblocking(True)
     peers = {a: b, b: a}
+    held = b"" if close_b_answer else None  # b's answer head, until it is whole
     while True:
         ready, _, _ = select.select(list(peers), [], [])
         for sock in ready:
             data = sock.recv(CHUNK_BYTES)
             if not data:
                 return
+            if sock is b and held is not None:
+                held += data
+                if b"\r\n\r\n" not in held:
+                    if len(held) > MAX_HEAD_BYTES:
+                        return
+                    continue
+                head, _, data = held.partition(b"\r\n\r\n")
+                status_line, *headers = head.split(b"\r\n")
+                data, held = _closing_head(status_line, headers) + data, None
             peers[sock].sendall(data)
 
 
@@ -174,10 +191,11 @@ class ApiForwarder:
         with upstream:
             if tunnel:
                 conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                if rest:
+                    upstream.sendall(rest)
             else:
-                kept = [h for h in headers if h.split(b":", 1)[0].strip().lower() not in _HOP_HEADERS]
                 first = b" ".join([words[0], path, words[2]])
-                upstream.sendall(b"\r\n".join([first, *kept, b"Connection: close", b"", b""]))
-            if rest:
-                upstream.sendall(rest)
-            _relay(conn, upstream)
+                upstream.sendall(_closing_head(first, headers) + rest)
+            # the answer's head says `close` too: a client that took the connection for kept-alive
+            # would send its next request as this end closes, and get a reset
+            _relay(conn, upstream, close_b_answer=not tunnel)
