@@ -26,7 +26,7 @@ MAX_QUERY_CHARS = 4000
 """Far beyond any question; the model reads at most 256 tokens, longer input only costs time."""
 
 
-@serve.deployment(ray_actor_options={"num_cpus": 1}, max_ongoing_requests=64)
+@serve.deployment(name="retriever", ray_actor_options={"num_cpus": 1}, max_ongoing_requests=64)
 class RetrieverDeployment:
     """Loads an index directory written by `soay index` and answers nearest-neighbour searches."""
 

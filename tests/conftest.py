@@ -58,6 +58,17 @@ def wait_http(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
     raise TimeoutError(f"{url} did not answer within {timeout} s")
 
 
+OWN_LINES = ("ray: ", "vllm: ", "serve: ", "serving at ", "replica logs: ", "error: ")
+"""How the lines `soay serve` itself prints begin: one per component it starts (its Ray, each Serve
+deployment, each vLLM engine), its address, where the libraries' logs went, an error."""
+
+
+def foreign_lines(console: str) -> list[str]:
+    """The lines of a console that the stack did not write: Ray's, Serve's, vLLM's, torch's...
+    (cluster/library_logs.py sends theirs to log files)."""
+    return [line for line in console.splitlines() if line.strip() and not line.startswith(OWN_LINES)]
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests of the served application run last, together: one app (minutes to start) serves
     them all, and no other module's Ray (`local_ray`) starts or stops while it runs. A module that

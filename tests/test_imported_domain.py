@@ -24,7 +24,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import ROOT, SOAY, free_port, stop, wait_http
+from conftest import ROOT, SOAY, foreign_lines, free_port, stop, wait_http
 from live_services import graphql_movies
 
 from soay.answers import answers_match
@@ -133,6 +133,10 @@ def test_an_imported_graphql_api_is_generated_trained_served_and_answers(deploye
     console = log.read_text()
     assert re.search(r"replica logs: /tmp/ray/session_[^/\s]+/logs/serve ", console), console[-3000:]
     assert not re.search(r" -- (POST|GET|CALL) \S+ (OK|\d{3}) ", console), console[-3000:]
+    # nor with Ray's, Serve's and the two vLLM engines' start-up lines: one line per component
+    foreign = foreign_lines(console)
+    assert len(foreign) <= 2, f"{len(foreign)} lines not the stack's:\n" + "\n".join(foreign[:40])
+    assert sum(line.startswith("vllm: ") for line in console.splitlines()) == 2, console[-3000:]
 
 
 def test_spec_generate_without_a_spec_or_address_says_what_is_missing(tmp_path: Path) -> None:

@@ -158,7 +158,11 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
 
         ds_config = dict(loop_config["deepspeed_config"])
         ds_config.update(train_micro_batch_size_per_gpu=config.batch_size, gradient_accumulation_steps=1)
-        ds_config.setdefault("optimizer", {"type": "AdamW", "params": {"lr": config.learning_rate, "weight_decay": config.weight_decay}})
+        # on CPU, DeepSpeed's own Adam is a C++ extension compiled at first use (about a minute per
+        # fresh machine); torch's AdamW makes the same update
+        on_cpu = deepspeed.accelerator.get_accelerator().device_name() == "cpu"
+        adam = {"lr": config.learning_rate, "weight_decay": config.weight_decay, **({"torch_adam": True} if on_cpu else {})}
+        ds_config.setdefault("optimizer", {"type": "AdamW", "params": adam})
         ds_config.setdefault(
             "scheduler",
             {"type": "WarmupCosineLR", "params": {"total_num_steps": steps, "warmup_num_steps": max(1, int(config.warmup_ratio * steps))}},
