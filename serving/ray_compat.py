@@ -4,7 +4,7 @@ Each is checked against the installed Ray by tests/test_compat.py, so that an up
 or removes one fails there, by name, rather than in a running service:
 
 - `CallbackBase`: Ray Serve LLM's hook around a replica's node initialisation (serving/llm.py
-  LocalCheckpoint skips the "download" of a local checkpoint with it); only under
+  EngineReplicaSetup skips the "download" of a local checkpoint with it); only under
   `ray.llm._internal`.
 - `embedding_request`: the public `EmbeddingRequest` is a union of the completion and the chat
   form, not a class one can build; validating a completion-form body against it gives the

@@ -36,7 +36,7 @@ def candidate_solutions(
     """The planner's choices for a question: the first `k` distinct solutions of its retrieved
     exemplars, best first; the whole library when retrieval found none (an empty index).
 
-    With tool-graph `weights` (seeds/003 §3.5, learnt from served traffic) the retrieved
+    With tool-graph `weights` (Cai's thesis §3.5, learnt from served traffic) the retrieved
     solutions are ranked by retrieval rank times the path's prior: a solution retrieved at rank r
     (0-based, first appearance) scores prior / (r + 1), so a better-supported call path can pass
     one retrieved just before it, or enter the top `k` from just below, but weak evidence never
@@ -100,7 +100,7 @@ def finish_code(completion: str, query: str, spec: ApiSpec, vocabulary: frozense
     """The program in a coder completion: text before the end marker, its head search given every
     filter the question has (`with_question_filters`), the mention markers replaced by the
     question's mentions, and any search argument the model wrote itself snapped to a span of the
-    question (seeds/001 §4.4)."""
+    question (RESTful-Llama §4.4)."""
     program = with_question_filters(completion.split(END, 1)[0], query, spec, vocabulary)
     return snap_literals(restore_code(program, query, vocabulary), query, spec)
 

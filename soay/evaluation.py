@@ -1,4 +1,5 @@
-"""SoAyEval (seeds/000 §6.1.1) and the code metrics of seeds/004.
+"""SoAyEval (the SoAy paper §6.1.1) and the code metrics of the GraphQL function-calling paper
+(README, References).
 
 Each test case is judged on what the model produced (a solution and code) and what the code
 returned in the sandbox:
@@ -19,7 +20,7 @@ takes the first result of an empty search fails, and that failure is its right a
 
 The code metrics read both programs statically: every API call with its arguments, where an
 argument that comes from an earlier call is written as that call's API and the key read from it
-(`$searchPerson.person_id`), so variable names do not matter (seeds/004's "standardisation").
+(`$searchPerson.person_id`), so variable names do not matter (the GraphQL paper's "standardisation").
 """
 
 from __future__ import annotations
@@ -211,7 +212,7 @@ class CodeScores:
 
 
 def code_scores(gold: str, predicted: str, api_names: set[str]) -> CodeScores:
-    """seeds/004's four code metrics for one snippet."""
+    """The GraphQL paper's four code metrics for one snippet."""
     gold_calls = extract_calls(gold, api_names) or []
     pred_calls = extract_calls(predicted, api_names)
     if pred_calls is None:

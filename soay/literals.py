@@ -1,4 +1,4 @@
-"""Snap the literal arguments of generated code to spans of the question (seeds/001 §4.4).
+"""Snap the literal arguments of generated code to spans of the question (RESTful-Llama §4.4).
 
 A small model often writes a name or a title almost right ("Wei Zang" for "Wei Zhang"). The
 words a fuzzy search needs are in the question, so each string a search API receives is

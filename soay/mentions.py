@@ -1,7 +1,7 @@
 """Entity mentions: found in a question, masked for the models, restored in their code.
 
 A small model trained from scratch learns the shape of a program quickly but copies an unseen
-name or title into it badly (ENVIRONMENT.md). So the models never copy: the mentions of a
+name or title into it badly. So the models never copy: the mentions of a
 question (quoted titles, runs of capitalised words, Latin-script runs inside Chinese text) are
 replaced by numbered markers, the planner and the coder read and write the markers, and the
 markers in the generated code are turned back into the mentions' text as Python literals. This

@@ -1,8 +1,8 @@
 """Node and edge weights of the API graph, learnt from the call paths that served requests took.
 
-seeds/003 §3.5 gives a tool graph two kinds of weight: an edge's *transfer weight* (how likely a
-call of tool A is followed by a call of tool B) and a node's *availability weight* (how reliably a
-tool does its part). Here both are learnt from the dataset-enlargement job's verdicts on logged
+Cai's thesis (README, References) §3.5 gives a tool graph two kinds of weight: an edge's
+*transfer weight* (how likely a call of tool A is followed by a call of tool B) and a node's
+*availability weight* (how reliably a tool does its part). Here both are learnt from the dataset-enlargement job's verdicts on logged
 requests: every kept record's solution is an observed path that held up, every record whose
 re-execution failed (or that a person marked wrong) is a path that did not.
 

@@ -68,7 +68,7 @@ class CombinationRef(BaseModel):
 
 
 class Triplet(BaseModel):
-    """One training or test example (the DESIGN.md contract).
+    """One training or test example (the contract between the triplet factory, training and evaluation).
 
     `answer` is what the question's code must compute: a plain JSON value (a name, a list, a
     count...), or, for a question the served answer must meet with a clarification, an object

@@ -27,15 +27,15 @@ def test_ray_serve_llm_callback_base_is_where_the_adapter_takes_it_from() -> Non
     assert "run_init_node" in {f.name for f in dataclasses.fields(CallbackCtx)}
 
 
-def test_local_checkpoint_skips_the_node_download_of_a_local_directory(tmp_path) -> None:
+def test_engine_replica_setup_skips_the_node_download_of_a_local_directory(tmp_path) -> None:
     from ray.serve.llm import LLMConfig
 
-    from serving.llm import LocalCheckpoint
+    from serving.llm import EngineReplicaSetup
 
     for source, skipped in ((str(tmp_path), True), ("org/some-hub-model", False)):
         config = LLMConfig(model_loading_config={"model_id": "m", "model_source": source},
-                           callback_config={"callback_class": LocalCheckpoint})
-        callback = LocalCheckpoint(llm_config=config, ctx_kwargs={})
+                           callback_config={"callback_class": EngineReplicaSetup})
+        callback = EngineReplicaSetup(llm_config=config, ctx_kwargs={})
         asyncio.run(callback.on_before_node_init())
         assert callback.ctx.run_init_node is not skipped, source
 

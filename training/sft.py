@@ -36,7 +36,7 @@ class ModelShape(BaseModel):
 
 
 class LoraSettings(BaseModel):
-    """seeds/001 Table 8: rank 8, alpha 32, dropout 0.1, on all linear layers."""
+    """RESTful-Llama, Table 8: rank 8, alpha 32, dropout 0.1, on all linear layers."""
 
     model_config = ConfigDict(extra="forbid")
 
