@@ -163,6 +163,17 @@ def test_malformed_json_and_unknown_model(served):
     assert response.status_code == 404 and "gpt-4" in response.json()["error"]
 
 
+def test_the_engines_run_below_the_request_path(served):
+    """The served app's engine processes (vLLM's EngineCore, started by the planner's and the
+    coder's replicas) run `serve.engine_nice` steps below the ingress (serving/priority.py)."""
+    _, settings, _ = served
+    table = subprocess.run(["ps", "-eo", "ni=,args="], capture_output=True, text=True, check=True).stdout.splitlines()
+    nice = lambda what: [int(line.split(None, 1)[0]) for line in table if what in line]  # noqa: E731
+    engines, ingress = nice("VLLM::EngineCore"), nice("ServeReplica:soay:ingress")
+    assert len(engines) >= 2 and ingress, table
+    assert set(engines) == {min(19, max(ingress) + settings.serve.engine_nice)}, (engines, ingress)
+
+
 def test_api_key_is_required_except_for_health_and_metrics(served):
     url, _, test = served
     assert httpx.post(f"{url}/v1/ask", json={"query": test[0].query}, timeout=30).status_code == 401
