@@ -4,8 +4,10 @@ with its API key and the log broker).
 
 The model behind the app is small and changes with its recipe, so the page is held to showing
 every stage, the answer, the solution and the code, not to answering right. Screenshots go to
-docs/screenshots/ (the README shows them): each view at 1280x900 in light (`ask.png`...), and at
-390x844 (a phone) and in the dark (`ask-phone.png`, `ask-phone-dark.png`, `ask-dark.png`...). Every request the browser makes is recorded: none may
+$SOAY_SCREENSHOTS when it is set (`SOAY_SCREENSHOTS=docs/screenshots` refreshes the ones the
+README shows), else to a temporary folder, so a test run leaves the checkout as it was: each view
+at 1280x900 in light (`ask.png`...), and at 390x844 (a phone) and in the dark (`ask-phone.png`,
+`ask-phone-dark.png`, `ask-dark.png`...). Every request the browser makes is recorded: none may
 leave the machine. The broker-absent test needs no app: it runs the ingress's log stream
 (`open_log_stream` with the service's metrics registry) against a port nobody listens on.
 """
@@ -14,7 +16,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,7 +33,7 @@ from soay.clarifications import is_clarification
 from test_logstream import read_until
 from test_serving import ask
 
-SCREENSHOTS = ROOT / "docs" / "screenshots"
+SCREENSHOTS = ROOT / os.environ["SOAY_SCREENSHOTS"] if os.environ.get("SOAY_SCREENSHOTS") else Path(tempfile.gettempdir()) / "soay-screenshots"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -52,6 +56,7 @@ def browser():
 
     if not CHROMIUM.is_file():
         pytest.fail(f"{CHROMIUM} is missing: `apt-get install -y chromium` (make install does it as root)")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield chromium
@@ -156,7 +161,6 @@ def test_questions_in_english_and_chinese_are_answered_stage_by_stage_and_bad_fe
     from soay.logs import Feedback
 
     url, settings, test = served
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     open_page(page, url)
     assert page.locator("#examples .example").count() >= 2  # example questions to click, both languages
     assert page.locator("#examples .example[lang=zh]").count() >= 1
