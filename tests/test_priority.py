@@ -18,6 +18,7 @@ def test_the_engine_config_carries_the_step_only_when_asked():
     config = llm_config(ServeSettings(engine_nice=2), Path("/nowhere"), "soay-planner")
     assert config.runtime_env["env_vars"] == {NICE_ENV: "2", "VLLM_CPU_OMP_THREADS_BIND": "nobind"}
     assert NICE_ENV not in llm_config(ServeSettings(engine_nice=0), Path("/nowhere"), "soay-coder").runtime_env["env_vars"]
+    assert llm_config(ServeSettings(engine_nice=2, accelerator="gpu"), Path("/nowhere"), "soay-coder").runtime_env["env_vars"] == {}
 
 
 def test_the_engine_replica_callback_lowers_its_process_by_the_configured_step(local_ray, tmp_path):
