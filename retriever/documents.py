@@ -1,8 +1,8 @@
 """What the retriever indexes: API docs, solution exemplars and past successful traces, as one record.
 
 Exemplars are the training split's (query, solution, code) triplets — the solution library shown
-by example — and traces are what served requests solved (long-term memory, as in Cai's thesis; README, References). Both embed
-their masked query (soay/mentions.py: names and titles replaced by markers, as the models
+by example — and traces are what served requests solved (long-term memory, as in Cai's thesis:
+README, References). Both embed their masked query (soay/mentions.py: names and titles replaced by markers, as the models
 read it), so a new question lands near questions with the same intent, not the same names; an API document embeds
 its signature and description, for API retrieval in the RESTful-Llama style.
 """

@@ -31,7 +31,8 @@ def engine_env_vars(nice: int) -> dict[str, str]:
 def lower_priority() -> int:
     """In an engine replica: this process `SOAY_ENGINE_NICE` steps lower; its nice value now."""
     step = int(os.environ.get(NICE_ENV, "0"))
-    now = os.nice(step) if step > 0 else os.nice(0)
-    if step > 0:
-        log.info("engine replica %d now runs at nice %d", os.getpid(), now)
+    if step <= 0:
+        return os.nice(0)
+    now = os.nice(step)
+    log.info("engine replica %d now runs at nice %d", os.getpid(), now)
     return now

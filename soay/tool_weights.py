@@ -2,9 +2,10 @@
 
 Cai's thesis (README, References) §3.5 gives a tool graph two kinds of weight: an edge's
 *transfer weight* (how likely a call of tool A is followed by a call of tool B) and a node's
-*availability weight* (how reliably a tool does its part). Here both are learnt from the dataset-enlargement job's verdicts on logged
-requests: every kept record's solution is an observed path that held up, every record whose
-re-execution failed (or that a person marked wrong) is a path that did not.
+*availability weight* (how reliably a tool does its part). Here both are learnt from the
+dataset-enlargement job's verdicts on logged requests: every kept record's solution is an
+observed path that held up, every record whose re-execution failed (or that a person marked
+wrong) is a path that did not.
 
 - edge weight P(b | a): the share of kept paths at `a` that went on to `b` (or stopped, END),
   Laplace-smoothed over `a`'s successors in the API graph so unseen moves keep some mass;

@@ -11,8 +11,8 @@ for https (TLS stays end to end), an absolute URL for http. Any other host or po
 
 For plain http the request line is rewritten to the origin form and the connection closed after
 one response (``Connection: close``, in the request and in the answer's head), so each request
-is checked and no byte needs parsing past the two heads. Connections are bounded in number and live no longer than the sandbox child that
-opened them.
+is checked and no byte needs parsing past the two heads. Connections are bounded in number and
+live no longer than the sandbox child that opened them.
 """
 
 from __future__ import annotations
