@@ -420,9 +420,10 @@ def serve_cmd(
         s = s.model_copy(update={"ray": s.ray.model_copy(update={"num_cpus": max(8, os.cpu_count() or 1)})})
     init_ray(s.ray)
     stop = stop_on_signal()  # after ray.init, which sets its own; Ctrl-C while the engines load stops the start-up too
+    deployment = _Deployment(s)
     try:
         with announce_deployments():
-            url = _deploy_unless_stopped(s, stop)
+            url = deployment.wait(stop)
         if url:
             typer.echo(f"serving at {url} (POST /v1/ask, /v1/chat/completions; GET /healthz, /metrics); Ctrl-C stops")
             if logs := serve_logs_elsewhere(s.ray):
@@ -431,29 +432,43 @@ def serve_cmd(
     finally:
         with stopping():
             serve.shutdown()
+            deployment.join(DEPLOY_STOP_S)
             ray.shutdown()
 
 
-def _deploy_unless_stopped(s: Settings, stop: threading.Event) -> str | None:
-    """Deploy the application and return its URL, or None once `stop` is set first. The deployment
-    waits minutes for the engines and takes no signal, so it runs beside the wait."""
-    from serving.app import deploy
+DEPLOY_STOP_S = 60.0
+"""How long Ctrl-C waits for an unfinished deployment to notice that Serve is gone."""
 
-    outcome: dict[str, Any] = {}
 
-    def start() -> None:
+class _Deployment:
+    """The application's deployment, in a thread of its own: it waits minutes for the engines and
+    takes no signal, so the command waits beside it for the deployment or for Ctrl-C. After a
+    Ctrl-C it must end before Ray is shut down: Serve's next call from it would start a new Ray."""
+
+    def __init__(self, s: Settings) -> None:
+        self._outcome: dict[str, Any] = {}
+        self._thread = threading.Thread(target=self._deploy, args=(s,), daemon=True)
+        self._thread.start()
+
+    def _deploy(self, s: Settings) -> None:
+        from serving.app import deploy
+
         try:
-            outcome["url"] = deploy(s)
-        except Exception as exc:  # noqa: BLE001 - re-raised below, in the command's own thread
-            outcome["error"] = exc
+            self._outcome["url"] = deploy(s)
+        except Exception as exc:  # noqa: BLE001 - re-raised by wait, in the command's own thread
+            self._outcome["error"] = exc
 
-    starting = threading.Thread(target=start, daemon=True)
-    starting.start()
-    while starting.is_alive() and not stop.wait(0.5):
-        pass
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome.get("url")
+    def wait(self, stop: threading.Event) -> str | None:
+        """The application's URL, or None once `stop` is set first."""
+        while self._thread.is_alive() and not stop.wait(0.5):
+            pass
+        if "error" in self._outcome:
+            raise self._outcome["error"]
+        return self._outcome.get("url")
+
+    def join(self, timeout_s: float) -> None:
+        """Wait for the deployment to end (Serve shut down under it, it fails at its next call)."""
+        self._thread.join(timeout_s)
 
 
 @app.command("broker")

@@ -14,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
 import time
 import uuid
+from pathlib import Path
 
 import httpx
 import pytest
@@ -117,6 +119,9 @@ def test_ctrl_c_while_the_engines_load_stops_soay_serve(served, tmp_path):
     assert any(line.startswith(deploying) for line in seen), output[-3000:]
     assert proc.returncode == 0 and "serving at" not in output, output[-3000:]
     assert any(line.startswith("ray: started") and "/logs" in line for line in seen), output[-3000:]  # where the rest goes
+    # the unfinished deployment ended before Ray was shut down: its next Serve call would start a second Ray
+    logs = next(Path(m) for line in seen for m in re.findall(r"its processes log to: (\S+/logs)", line))
+    assert [p.name for p in logs.parent.parent.glob(f"session_*_{proc.pid}")] == [logs.parent.name], output[-3000:]
     foreign = foreign_lines(output)
     assert len(foreign) <= FOREIGN_LINES_MAX, f"{len(foreign)} lines not the stack's:\n" + "\n".join(foreign[:40])
 
@@ -720,7 +725,6 @@ def test_a_program_the_coder_must_write_is_checked_run_in_the_sandbox_and_record
     is swapped back after."""
     import dataclasses
     import shutil
-    from pathlib import Path
 
     from serving.rollout import swap
     from soay.heads import Heads

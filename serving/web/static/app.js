@@ -48,16 +48,16 @@ function headers(json = true) {
 }
 
 // An HTTP failure as a sentence: the service's own message, with what it means to the person.
+// Whether the key is stale is decided once the body is read: the person may enter a key meanwhile.
 async function failure(response) {
   let message = "";
-  const stale = response.keyVersion !== keyVersion;
   try {
     const body = await response.json();
     message = body.error || (body.detail && JSON.stringify(body.detail)) || "";
   } catch (_) {
     message = (await response.text().catch(() => "")).slice(0, 300);
   }
-  return describe(response.status, message, stale);
+  return describe(response.status, message, response.keyVersion !== keyVersion);
 }
 
 // `stale`: the request went out before the person entered the key now stored, so its 401 says
