@@ -66,6 +66,7 @@ from soay.heads import OUT_OF_SCOPE, Heads  # noqa: E402
 from soay.log_triplets import LOG_SOURCE, log_triplet_id  # noqa: E402
 from soay.logs import Alternative, Feedback, RequestLog  # noqa: E402
 from soay.outcomes import analyse, fuzzy_apis  # noqa: E402
+from soay.prompts import question_text  # noqa: E402
 from soay.settings import Settings  # noqa: E402
 from soay.splits import TRAIN, entity_split  # noqa: E402
 
@@ -192,8 +193,9 @@ class Planner:
     def plan(self, model: Path, queries: list[str], domain: Domain) -> list[dict[str, Any]]:
         heads = Heads.load(model)
         features = features_of(model, heads, queries)
-        plans = heads.plan(features)
-        ranked = heads.ranked(features, ALTERNATIVES + 1)
+        masked = [question_text(q, heads.vocabulary) for q in queries]
+        plans = heads.plan(features, masked)
+        ranked = heads.ranked(features, ALTERNATIVES + 1, masked)
         out = []
         for i, (q, (combination, p)) in enumerate(zip(queries, plans)):
             alternatives = [(c, pr) for c, pr in ranked[i] if c != combination][:ALTERNATIVES]

@@ -269,13 +269,14 @@ class Ingress:
         as a whole (as SoAyEval does). Either way it only ever answers with a solution of the
         library. A `reading` the client chose replaces the planner's choice."""
         if self.heads is not None:
-            features = await self._features(question_text(query, self.heads.vocabulary))
+            masked = question_text(query, self.heads.vocabulary)
+            features = await self._features(masked)
             if reading is not None:
                 return Plan(self._solution_of(reading), reading, features)
-            combination, confidence = self.heads.plan(features)[0]
+            combination, confidence = self.heads.plan(features, [masked])[0]
             if combination == OUT_OF_SCOPE:
                 return Plan("", combination, features)
-            ranked = self.heads.ranked(features, ALTERNATIVES + 1)[0]
+            ranked = self.heads.ranked(features, ALTERNATIVES + 1, [masked])[0]
             alternatives = tuple((c, p) for c, p in ranked if c != combination)[:ALTERNATIVES]
             return Plan(self._solution_of(combination), combination, features, round(confidence, 4), alternatives)
         if reading is not None:

@@ -6,7 +6,9 @@ state is the question's feature vector (served by vLLM's pooling runner). On it:
 - the **planner** is a softmax-linear head over the library's *combinations* (solution plus what is
   asked of its tail) and one more class, out of scope. It can only ever name a combination of the
   library, and choosing the combination rather than the solution means the coder is never left to
-  pick a program of the right solution that answers another intent;
+  pick a program of the right solution that answers another intent. Its probabilities are mixed
+  with a second head's on the masked question's character n-grams (soay/lexical.py), which reads
+  the words that a pooled state blurs;
 - the **coder** takes the verified program of the nearest training question of that combination
   (cosine over the standardized features), whose mention markers are then filled from the
   question (soay/agent.py finish_code).
@@ -25,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from soay.lexical import LexicalHead
 from soay.mentions import Lexicon
 from soay.tagging.tagger import MentionTagger
 
@@ -68,24 +71,35 @@ class Heads:
     """Planner probability at or above which its readings of validation questions were right at
     least TRUST_PRECISION of the time (training/calibration.py): the bar for a served plan to
     become a training label with no person's verdict. None: never trusted alone."""
+    lexical: LexicalHead | None = None
+    """The planner's second head, on the masked question's character n-grams (soay/lexical.py)."""
+    lexical_share: float = 0.0
+    """Share of the planner's probabilities that comes from `lexical`."""
 
     def standardize(self, features: np.ndarray) -> np.ndarray:
         return (np.atleast_2d(features) - self.mean) / self.scale
 
-    def probabilities(self, features: np.ndarray) -> np.ndarray:
+    def probabilities(self, features: np.ndarray, texts: list[str] | None = None) -> np.ndarray:
+        """The planner's probabilities over `labels`; `texts` are the masked questions
+        (soay/prompts.py question_text), which the n-gram head reads when the model has one."""
         logits = self.standardize(features) @ self.weight.T + self.bias
         logits -= logits.max(axis=1, keepdims=True)
         probs = np.exp(logits)
-        return probs / probs.sum(axis=1, keepdims=True)
+        probs /= probs.sum(axis=1, keepdims=True)
+        if self.lexical is None or not self.lexical_share:
+            return probs
+        if texts is None or len(texts) != len(probs):
+            raise ValueError("this planner reads the masked questions beside their features: pass one text per question")
+        return (1.0 - self.lexical_share) * probs + self.lexical_share * self.lexical.probabilities(texts, self.labels)
 
-    def out_of_scope_probability(self, features: np.ndarray) -> np.ndarray:
-        return self.probabilities(features)[:, self.labels.index(OUT_OF_SCOPE)]
+    def out_of_scope_probability(self, features: np.ndarray, texts: list[str] | None = None) -> np.ndarray:
+        return self.probabilities(features, texts)[:, self.labels.index(OUT_OF_SCOPE)]
 
-    def plan(self, features: np.ndarray) -> list[tuple[str, float]]:
+    def plan(self, features: np.ndarray, texts: list[str] | None = None) -> list[tuple[str, float]]:
         """The planner's choice for each question: (combination id or OUT_OF_SCOPE, probability).
         Out of scope only when its probability clears the threshold, so that a false refusal,
         which tells a person their question cannot be asked, stays rare."""
-        probs = self.probabilities(features)
+        probs = self.probabilities(features, texts)
         if OUT_OF_SCOPE in self.labels:
             oos = self.labels.index(OUT_OF_SCOPE)
             refuse = probs[:, oos] >= self.out_of_scope_threshold
@@ -93,10 +107,10 @@ class Heads:
         best = probs.argmax(axis=1)
         return [(self.labels[i], float(min(probs[row, i], 1.0))) for row, i in enumerate(best)]
 
-    def ranked(self, features: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+    def ranked(self, features: np.ndarray, k: int, texts: list[str] | None = None) -> list[list[tuple[str, float]]]:
         """Per question, its `k` likeliest in-scope combinations with their probabilities, likeliest
         first: the plan and the readings a person may pick instead when it was wrong."""
-        probs = self.probabilities(features)
+        probs = self.probabilities(features, texts)
         labels = np.array(self.labels)
         out: list[list[tuple[str, float]]] = []
         for row in probs:
@@ -125,8 +139,11 @@ class Heads:
         )
         labels = {"labels": self.labels, "exemplar_labels": self.exemplar_labels, "exemplar_programs": self.exemplar_programs,
                   "vocabulary": sorted(self.vocabulary), "out_of_scope_threshold": self.out_of_scope_threshold,
-                  "sentence_encoder": self.sentence_encoder, "trust_threshold": self.trust_threshold}
+                  "sentence_encoder": self.sentence_encoder, "trust_threshold": self.trust_threshold,
+                  "lexical_share": self.lexical_share if self.lexical is not None else 0.0}
         (directory / LABELS_FILE).write_text(json.dumps(labels, ensure_ascii=False))
+        if self.lexical is not None:
+            self.lexical.save(directory)
 
     @classmethod
     def load(cls, directory: Path) -> Heads:
@@ -139,4 +156,5 @@ class Heads:
             arrays["mean"], arrays["scale"], arrays["weight"], arrays["bias"], labels["labels"],
             arrays["exemplars"], labels["exemplar_labels"], labels["exemplar_programs"], Lexicon(frozenset(labels.get("vocabulary", [])), tagger),
             labels.get("out_of_scope_threshold", 0.5), labels.get("sentence_encoder"), labels.get("trust_threshold"),
+            LexicalHead.load(directory), labels.get("lexical_share", 0.0),
         )

@@ -108,3 +108,32 @@ def test_fit_and_evaluate_heads_on_the_base(gemma_small, tmp_path, aminer_env, a
     assert report["by_phrasing"]["seen"]["EM"] > 30
     assert report["out_of_scope"]["questions"] > 200 and report["out_of_scope"]["correct_refusals"]["all"] > 50
     assert {"held_out_phrasings", "all_cases"} <= set(report["headline"])
+
+
+def test_the_ngram_head_reads_a_misspelt_attribute_and_mixes_into_the_plan(tmp_path):
+    """The pooled features blur a short attribute word; the n-gram head reads it even misspelt, and
+    its share of the plan follows `lexical_share` (soay/lexical.py)."""
+    from soay.lexical import LexicalHead
+
+    texts = ["email of <|e1|>", "what is the email address of <|e1|>", "<|e1|> email please", "<|e1|>的邮箱", "<|e1|>邮箱地址",
+             "where does <|e1|> work", "which organization is <|e1|> at", "<|e1|> affiliation", "<|e1|>在哪工作", "<|e1|>的工作单位"]
+    labels = ["a"] * 5 + ["b"] * 5
+    lexical = LexicalHead.fit(texts, labels, np.ones(len(texts)), c=10.0)
+    asked = ["emial of <|e1|>", "<|e1|> afiliation", "<|e1|>邮箱是什么"]
+    assert [lexical.labels[i] for i in lexical.probabilities(asked, lexical.labels).argmax(axis=1)] == ["a", "b", "a"]
+
+    heads = _heads(0.99)  # features say "b" for [0, 1]; the n-gram head is unsure of a word it never saw
+    heads.lexical = LexicalHead.fit(["x", "y", "x y z"], ["a", "b", OUT_OF_SCOPE], np.ones(3), c=10.0)
+    heads.lexical_share = 0.5
+    with pytest.raises(ValueError, match="masked questions"):
+        heads.probabilities(np.array([[0.0, 1.0]]))  # a mix was asked for: the texts are required
+    heads.lexical_share = 0.0
+    features_only = heads.probabilities(np.array([[0.0, 1.0]]), ["x"])
+    heads.lexical_share = 1.0
+    assert heads.plan(np.array([[0.0, 1.0]]), ["x"])[0][0] == "a"  # the n-gram head alone: "x" is a's word
+    heads.lexical_share = 0.5
+    mixed = heads.probabilities(np.array([[0.0, 1.0]]), ["x"])
+    assert np.allclose(mixed, 0.5 * features_only + 0.5 * heads.lexical.probabilities(["x"], heads.labels))
+    heads.save(tmp_path)
+    loaded = Heads.load(tmp_path)
+    assert loaded.lexical_share == 0.5 and np.allclose(loaded.probabilities(np.array([[0.0, 1.0]]), ["x"]), mixed)

@@ -28,7 +28,7 @@ from soay.evaluation import Case, categorise, evaluate, markdown_table
 from soay.heads import HEADS_FILE, OUT_OF_SCOPE, Heads
 from soay.mentions import mask_question
 from soay.outcomes import fuzzy_apis
-from soay.prompts import CODER_STOP, coder_prompt, planner_prompt, target
+from soay.prompts import CODER_STOP, coder_prompt, planner_prompt, question_text, target
 from soay.question_encoder import BASE_LINK
 from soay.settings import SandboxSettings
 from soay.splits import held_out
@@ -110,7 +110,7 @@ def predict_with_heads(model_dir: Path, queries: list[str], domain: Any, batch_s
     with encoder(model_dir / BASE_LINK) as llm:
         features = encode(llm, queries, batch_size, desc="eval: encode", vocabulary=heads.vocabulary,
                           sentences=sentence_encoder(heads.sentence_encoder))
-    plans = [label for label, _ in heads.plan(features)]
+    plans = [label for label, _ in heads.plan(features, [question_text(q, heads.vocabulary) for q in queries])]
     programs = heads.programs(features, plans)
     solutions = ["" if c == OUT_OF_SCOPE else str(domain.combinations.solution(domain.combinations.by_id[c])) for c in plans]
     return [(c, s, p[0] if p else "") for c, s, p in zip(plans, solutions, programs)], heads.vocabulary

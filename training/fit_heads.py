@@ -23,6 +23,7 @@ from soay.calibration import TRUST_PRECISION, trust_threshold
 from soay.dataset import iter_triplets, load_manifest
 from soay.domains import Domain, domain_for
 from soay.heads import OUT_OF_SCOPE, TAGGER_FILE, Heads
+from soay.lexical import LexicalHead
 from soay.log_triplets import LOG_SOURCE
 from soay.mentions import Lexicon, find_mentions, mask_code, names_organisation, titles
 from soay.tagging.examples import tagged_questions
@@ -71,6 +72,12 @@ class HeadsConfig(BaseModel):
     """The training budget: at most this many distinct training questions are encoded (taken evenly
     over the combinations). Fitting costs one pass of the base per question (about 15 per second on
     2 cores), so this bounds `soay demo`'s training time; null: all."""
+    lexical_C: float | None = Field(10.0, gt=0)
+    """Inverse L2 strength of the planner's second head, on the masked question's character
+    n-grams (soay/lexical.py); null: the features' head alone."""
+    lexical_share: float = Field(0.7, ge=0, le=1)
+    """Share of the planner's probabilities that comes from the n-gram head; the rest is the
+    features' head's. 0.7 planned best on the validation questions (generated and open-world)."""
     sentence_encoder: str | None = "all-MiniLM-L6-v2"
     """A sentence-embedding model (the retriever's) whose vector of the question is read beside the
     base's features; null: the base alone. Serving takes it from the retriever, whose `model`
@@ -185,6 +192,8 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
     encoded_s = time.perf_counter() - started
     n_train = len(questions) + len(refusals_train)
     x, x_val = features[:n_train], features[n_train:]
+    masked = [question_text(text, vocabulary) for text in texts]
+    texts_train, texts_val = masked[:n_train], masked[n_train:]
     y = labels + [OUT_OF_SCOPE] * len(refusals_train)
     w = np.array(weights + [1.0] * len(refusals_train))
     y_val = [t.combination.id for t in validation] + [OUT_OF_SCOPE] * len(refusals_val)
@@ -194,15 +203,17 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
     exemplars = (x[: len(questions)][clean] - mean) / scale
     exemplars /= np.linalg.norm(exemplars, axis=1, keepdims=True) + 1e-9
     exemplar_labels, exemplar_programs = [labels[i] for i in np.flatnonzero(clean)], [programs[i] for i in np.flatnonzero(clean)]
+    lexical = LexicalHead.fit(texts_train, y, w, config.lexical_C, config.max_iter) if config.lexical_C else None
     tried = []
     for c in config.C_grid or [config.C]:
         heads = _fit(x, y, w, mean, scale, c, config.max_iter, exemplars, exemplar_labels, exemplar_programs, vocabulary)
-        tried.append((_validate(heads, x_val, y_val, config.max_false_refusals, config.min_correct_refusals, languages), c, heads))
+        heads.lexical, heads.lexical_share = lexical, config.lexical_share if lexical else 0.0
+        tried.append((_validate(heads, x_val, texts_val, y_val, config.max_false_refusals, config.min_correct_refusals, languages), c, heads))
     # the best accuracy, then the fewest false refusals, then the likeliest truth: the log-loss
     # separates Cs that decide every validation question alike (small datasets), by how sure they are
     (chosen, c, heads) = max(tried, key=lambda r: (r[0]["combination_accuracy"] or 0, -(r[0]["false_refusals"] or 0), -r[0]["log_loss"]))
     heads.out_of_scope_threshold = chosen["threshold"]
-    trust = calibrate(heads, x_val, y_val, config.trust_precision)
+    trust = calibrate(heads, x_val, texts_val, y_val, config.trust_precision)
     heads.sentence_encoder = config.sentence_encoder
     heads.save(model_dir)
     link = model_dir / BASE_LINK
@@ -221,7 +232,7 @@ def fit_heads(config: HeadsConfig, settings: Settings, dataset_root: Path, out_d
         "validation": {"chosen": {"C": c, **chosen}, "trust": trust, "tried": [{"C": c, **v} for v, c, _ in tried],
                        "questions": len(validation), "out_of_scope": len(refusals_val)},
         "metrics": {"encode_seconds": round(encoded_s, 1), "questions_per_s": round(len(texts) / max(encoded_s, 1e-9), 1),
-                    "train_accuracy": round(float(np.mean([label == truth for (label, _), truth in zip(heads.plan(x), y)])), 4)},
+                    "train_accuracy": round(float(np.mean([label == truth for (label, _), truth in zip(heads.plan(x, texts_train), y)])), 4)},
         "wall_seconds": round(time.perf_counter() - started, 1),
         "checkpoint": str(model_dir),
     }
@@ -274,10 +285,10 @@ def _fit(
                  exemplars.astype(np.float32), labels, programs, vocabulary)
 
 
-def calibrate(heads: Heads, x: np.ndarray, y: list[str], precision: float) -> dict[str, Any]:
+def calibrate(heads: Heads, x: np.ndarray, texts: list[str], y: list[str], precision: float) -> dict[str, Any]:
     """Set the planner's trust bar from the validation questions it does not refuse (a refused
     question runs nothing and is never a label), and say what it keeps and how right that is."""
-    plans = heads.plan(x)
+    plans = heads.plan(x, texts)
     answered = [(p, label == truth) for (label, p), truth in zip(plans, y) if label != OUT_OF_SCOPE]
     confidence, right = [p for p, _ in answered], [ok for _, ok in answered]
     heads.trust_threshold = trust_threshold(confidence, right, precision)
@@ -319,21 +330,21 @@ def out_of_scope_threshold(in_scope: np.ndarray, out_of_scope: np.ndarray, max_f
     return float(THRESHOLDS[best[len(best) // 2]])
 
 
-def _validate(heads: Heads, x: np.ndarray, y: list[str], max_false_refusals: float, min_correct_refusals: float,
+def _validate(heads: Heads, x: np.ndarray, texts: list[str], y: list[str], max_false_refusals: float, min_correct_refusals: float,
               languages: list[str]) -> dict[str, Any]:
     """The head on the validation split: its out-of-scope threshold (out_of_scope_threshold) and
     the accuracies it gives (per language, beside retrieval alone: the nearest training question's
     combination by the same features)."""
     in_scope = np.array([label != OUT_OF_SCOPE for label in y])
-    oos_probability = heads.out_of_scope_probability(x) if OUT_OF_SCOPE in heads.labels else np.zeros(len(y))
+    oos_probability = heads.out_of_scope_probability(x, texts) if OUT_OF_SCOPE in heads.labels else np.zeros(len(y))
     if in_scope.any():  # without in-scope questions there is nothing to tune: the default stays
         heads.out_of_scope_threshold = out_of_scope_threshold(oos_probability[in_scope], oos_probability[~in_scope], max_false_refusals,
                                                              min_correct_refusals)
     threshold = heads.out_of_scope_threshold
-    predicted = np.array([label for label, _ in heads.plan(x)])
+    predicted = np.array([label for label, _ in heads.plan(x, texts)])
     truth = np.array(y)
     columns = {label: i for i, label in enumerate(heads.labels)}
-    probs = heads.probabilities(x)
+    probs = heads.probabilities(x, texts)
     truth_probability = np.array([probs[row, columns[label]] if label in columns else 0.0 for row, label in enumerate(y)])
 
     def share(mask: np.ndarray) -> float | None:

@@ -94,6 +94,9 @@ def interest(rng: random.Random, language: str = "en") -> str:
 
 def publication_info(rng: random.Random, language: str = "en") -> str:
     data = open_world()["publication_info"]
+    if language == "zh" and rng.random() < ZH_SCRIPT_SHARE:
+        field = open_world()["interest"]
+        return _fill(rng.choice(data["zh_patterns"]), data, rng, {"zh_field": lambda: _fill(rng.choice(field["zh_patterns"]), field, rng)})
     return _fill(rng.choice(data["patterns"]), data, rng)
 
 
