@@ -15,7 +15,7 @@ from ray import serve
 
 from retriever.documents import language_of
 from soay.mentions import mention_markers
-from soay.outcomes import analyse
+from soay.outcomes import agrees, analyse
 from soay.unsupported import Attribute, catalogue, find_attribute, strip_attribute
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
@@ -30,7 +30,8 @@ _TEXT = {
         "closest": " The closest are: {candidates}.",
         "named": "named “{value}”",
         "matching": "matching “{value}”",
-        "ambiguous": "Several {entities} {what}: {candidates}. Which one do you mean? Ask again with one of them, e.g. with the organisation.",
+        "ambiguous": "Several {entities} {what}: {candidates}.{unmet} Which one do you mean? Ask again with one of them, e.g. with the organisation.",
+        "unmet": " None of them is {what}.",
         "entities": "{entity}s are",
         "qualifier": {"organization": "at “{value}”", "interest": "working on “{value}”", "*": "with {param} “{value}”"},
         "candidate": "{name} ({details})",
@@ -49,7 +50,8 @@ _TEXT = {
         "closest": "最接近的是：{candidates}。",
         "named": "名为“{value}”",
         "matching": "与“{value}”匹配",
-        "ambiguous": "有多位{what}的{entity}：{candidates}。请问您指的是哪一位？可以带上其中一位的信息（例如单位）再问一次。",
+        "ambiguous": "有多位{what}的{entity}：{candidates}。{unmet}请问您指的是哪一位？可以带上其中一位的信息（例如单位）再问一次。",
+        "unmet": "其中没有{what}的。",
         "entities": "{entity}",
         "qualifier": {"organization": "单位为“{value}”", "interest": "研究兴趣为“{value}”", "*": "{param}为“{value}”"},
         "candidate": "{name}（{details}）",
@@ -149,11 +151,24 @@ def _searched(language: str, args: dict[str, Any]) -> str:
         return ""
     (first, value), rest = given[0], given[1:]
     head = text["named"] if first == "name" or first.endswith("_name") else text["matching"]
-    parts = [head.format(value=value)]
-    for param, other in rest:
-        template = text["qualifier"].get(param, text["qualifier"]["*"])
-        parts.append(template.format(param=param, value=other))
+    return _joined(language, [head.format(value=value), *_qualifiers(language, rest)])
+
+
+def _qualifiers(language: str, given: list[tuple[str, str]]) -> list[str]:
+    """Narrowing arguments as words: “at “Nowhere University””, “working on “robotics””."""
+    templates = _TEXT[language]["qualifier"]
+    return [templates.get(param, templates["*"]).format(param=param, value=value) for param, value in given]
+
+
+def _joined(language: str, parts: list[str]) -> str:
     return ("、" if language == "zh" else " ").join(parts)
+
+
+def _unmet(args: dict[str, Any], candidates: list[dict[str, Any]]) -> dict[str, Any]:
+    """The narrowing arguments of a namesakes' search that none of the namesakes agrees with
+    ("Anna Schmidt at ETH Zurich" when both are elsewhere): said as such, never as theirs."""
+    name_field = next((k for k in ("name", "title") if any(k in c for c in candidates)), "name")
+    return {k: v for k, v in _named_first(args)[1:] if candidates and not any(agrees(v, c, name_field) for c in candidates)}
 
 
 def _candidate(language: str, record: dict[str, Any]) -> str:
@@ -235,16 +250,19 @@ def compose_outcome(
             closest = text["sep"].join(_candidate(language, c) for c in outcome.candidates)
             answer += text["closest"].format(candidates=closest)
     elif outcome.kind == "ambiguous":
+        unmet = _unmet(outcome.args, outcome.candidates or [])
+        met = {k: v for k, v in outcome.args.items() if k not in unmet}
+        said = text["unmet"].format(what=_joined(language, _qualifiers(language, list(unmet.items())))) if unmet else ""
         candidates = text["sep"].join(_candidate(language, c) for c in outcome.candidates or [])
         answer = text["ambiguous"].format(
-            entities=text["entities"].format(entity=label), entity=label, what=_searched(language, outcome.args), candidates=candidates
+            entities=text["entities"].format(entity=label), entity=label, what=_searched(language, met), candidates=candidates, unmet=said
         )
     elif not ok:
         answer = text["failed"].format(reason=describe_error(language, error_type, trace))
     else:
         answer = compose_answer(query, ok, result, error_type)
     candidates = outcome.candidates
-    if candidates and outcome.closest:
+    if candidates and (outcome.closest or (outcome.kind == "ambiguous" and _unmet(outcome.args, candidates))):
         candidates = _ask_about_closest(query, language, outcome.args, candidates)
     elif candidates:
         searched = next((v for _, v in _named_first(outcome.args)), "")

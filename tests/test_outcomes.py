@@ -364,6 +364,27 @@ def test_the_organisation_asked_for_must_be_the_found_scholars():
     assert analyse([_search(stanford, organization="CMU")], True, 5000).kind == "answer"
 
 
+def test_namesakes_none_of_whom_is_at_the_asked_organisation_are_said_so():
+    """"Research interests of Anna Schmidt at ETH Zurich" with two Anna Schmidts, at MIT and KTH:
+    the clarification must not call them scholars at ETH Zurich, and each offered question asks
+    about one of them where they are."""
+    mit = _person("Anna Schmidt", "MIT", 300, "databases")
+    kth = _person("Anna Schmidt", "KTH Royal Institute of Technology", 120, "robotics")
+    trace = [_search(mit, kth, name="Anna Schmidt", organization="ETH Zurich")]
+    made = compose_outcome("Research interests of Anna Schmidt at ETH Zurich", True, ["databases"], None, trace, SEARCHES)
+    assert made["kind"] == "ambiguous"
+    assert made["answer"].startswith("Several scholars are named “Anna Schmidt”: Anna Schmidt (MIT; databases), ")
+    assert "None of them is at “ETH Zurich”." in made["answer"]
+    assert [c["question"] for c in made["candidates"]] == [
+        "Research interests of Anna Schmidt at MIT", "Research interests of Anna Schmidt at KTH Royal Institute of Technology"]
+    zh = compose_outcome("ETH Zurich的Anna Schmidt的研究兴趣是什么？", True, ["databases"], None, trace, SEARCHES)
+    assert zh["answer"].startswith("有多位名为“Anna Schmidt”的学者：") and "其中没有单位为“ETH Zurich”的。" in zh["answer"]
+    # an organisation both namesakes share is said as theirs, as before
+    both = compose_outcome("Research interests of Anna Schmidt at MIT", True, ["databases"], None,
+                           [_search(mit, _person("Anna Schmidt", "MIT", 5, "vision"), name="Anna Schmidt", organization="MIT")], SEARCHES)
+    assert both["answer"].startswith("Several scholars are named “Anna Schmidt” at “MIT”: ") and "None of them" not in both["answer"]
+
+
 def test_namesakes_stay_ambiguous_and_a_result_the_program_picked_itself_stands():
     a = _person("Yang He", "Zhejiang University", 9051, "pruning")
     b = _person("Yang He", "Peking University", 120, "robotics")

@@ -144,3 +144,27 @@ def test_tokens_keep_initials_apostrophes_and_split_chinese() -> None:
 def test_a_missing_tagger_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         MentionTagger(tmp_path / "absent.crfsuite")
+
+
+@pytest.mark.parametrize(
+    ("question", "tagged", "kept"),
+    [
+        ("Email of the last author of 'State Estimation for Legged Robots'?", "'State Estimation for Legged Robots", "State Estimation for Legged Robots"),
+        ("Highest-cited author of Offline RL: A Benchmark?", "Offline RL: A Benchmark?", "Offline RL: A Benchmark"),
+        ("Sparse Attention: When Less Is More? last author", "Sparse Attention: When Less Is More?", "Sparse Attention: When Less Is More?"),
+        ("《Graph Search on Disk》的作者是谁", "《Graph Search on Disk》", "Graph Search on Disk"),
+        ("Venue of What Did You Mean by 'Chill' in 2020", "What Did You Mean by 'Chill'", "What Did You Mean by 'Chill'"),
+    ],
+)
+def test_a_span_keeps_neither_the_questions_quotes_nor_its_final_question_mark(question: str, tagged: str, kept: str) -> None:
+    """What the tagger marks is cut to what can be the value: an unpaired quote at an edge and the
+    question's own final "?" are the question's; a "?" with more after it, a quoted word inside,
+    are the title's."""
+    from soay.tagging.tagger import decode
+
+    tokens = tokenize(question)
+    start = question.index(tagged)
+    inside = [i for i, (a, b) in enumerate(tokens) if a >= start and b <= start + len(tagged)]
+    labels = ["B-publication_info" if i == inside[0] else "I-publication_info" if i in inside else "O" for i in range(len(tokens))]
+    [(a, b, kind)] = decode(question, tokens, labels)
+    assert (question[a:b], kind) == (kept, "publication_info")

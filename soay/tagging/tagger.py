@@ -125,7 +125,31 @@ def decode(text: str, tokens: Sequence[tuple[int, int]], labels: Sequence[str]) 
             spans[-1] = (spans[-1][0], b, kind)
         else:
             spans.append((a, b, kind))
-    return [(a, b, k) for a, b, k in spans if text[a:b].strip()]
+    return [trimmed for a, b, k in spans if (trimmed := _trim(text, a, b, k))]
+
+
+_CLOSER = {"'": "'", '"': '"', "‘": "’", "“": "”", "「": "」", "《": "》"}
+_OPENER = {closer: opener for opener, closer in _CLOSER.items()}
+
+
+def _trim(text: str, start: int, end: int, kind: str) -> Span | None:
+    """A span without what is not its own: quotes around all of it, a quote at an edge whose
+    partner it does not hold ("'State Estimation for…" opened by the question), and the question
+    mark that ends the question ("…for Legged Locomotion: A Benchmark?": a title's own would be
+    followed by more)."""
+    if text[start:end].endswith("?") and not text[end:].strip():
+        end -= 1
+    while end - start > 1 and text[start] in _CLOSER and text[end - 1] == _CLOSER[text[start]]:  # 《…》 around it all
+        start, end = start + 1, end - 1
+    while end > start and text[start] in _CLOSER and _CLOSER[text[start]] not in text[start + 1 : end]:
+        start += 1
+    while end > start and text[end - 1] in _OPENER and _OPENER[text[end - 1]] not in text[start : end - 1]:
+        end -= 1
+    while end > start and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end, kind) if end > start else None
 
 
 @dataclass
