@@ -73,7 +73,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests of the served application run last, together: one app (minutes to start) serves
     them all, and no other module's Ray (`local_ray`) starts or stops while it runs. A module that
     deploys its own Serve application and shuts Serve down (test_retriever) must sort before the
-    first module that uses the session's app: their files are named test_serving*."""
+    first module that uses the session's app: their files are named test_serving*. A test that
+    starts a second `soay serve` uses `served_data`, not the app, and so runs before it: the two
+    stacks together cross Ray's memory threshold on a 24 GiB machine, and Ray kills the app's
+    workers (its Serve controller among them) to make room."""
     items.sort(key=lambda item: "served" in getattr(item, "fixturenames", ()))  # stable: order kept within each group
 
 
@@ -215,12 +218,14 @@ def log_broker():
 
 
 @pytest.fixture(scope="session")
-def served(tmp_path_factory, aminer_db, ray_session, log_broker, gemma_base):
-    """(base URL, settings, test triplets) of the running application."""
-    from ray import serve
+def served_data(tmp_path_factory, aminer_db, log_broker, gemma_base):
+    """(settings, dataset) of the served application: its data root with the session's corpus, a
+    dataset, a heads model and the retriever's index, laid out as `soay serve` reads them. Built
+    with a Ray of its own when none is up, shut down after, so that a test that needs only the
+    files (the Ctrl-C test) runs before the app is up, in the other tests' group."""
+    import ray
 
     from retriever.build import build_index
-    from serving.app import deploy
     from serving.keys import KeyEntry, KeysFile, digest
     from training.fit_heads import fit_heads, load_heads_config
     from training.generate import generate
@@ -240,13 +245,32 @@ def served(tmp_path_factory, aminer_db, ray_session, log_broker, gemma_base):
         serve={**SERVE, "model_dir": root / "run" / "model", "port": free_port()},
         kafka={"bootstrap_servers": log_broker[0].bootstrap},
     )
+    own_ray = not ray.is_initialized()
+    if own_ray:
+        ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
     started = time.perf_counter()
-    dataset = generate(settings, show_progress=False).dataset_path
-    fit_heads(load_heads_config(RECIPE), settings, dataset, root / "run", base_dir=gemma_base)
-    build_index(settings, dataset, show_progress=False)
-    prepared = time.perf_counter()
+    try:  # generation and the index run on Ray
+        dataset = generate(settings, show_progress=False).dataset_path
+        fit_heads(load_heads_config(RECIPE), settings, dataset, root / "run", base_dir=gemma_base)
+        build_index(settings, dataset, show_progress=False)
+    finally:
+        if own_ray:
+            ray.shutdown()
+    print(f"data, model and index in {time.perf_counter() - started:.0f} s")
+    return settings, dataset
+
+
+@pytest.fixture(scope="session")
+def served(served_data, ray_session):
+    """(base URL, settings, test triplets) of the running application."""
+    from ray import serve
+
+    from serving.app import deploy
+
+    settings, dataset = served_data
+    started = time.perf_counter()
     url = deploy(settings)
-    print(f"data, model and index in {prepared - started:.0f} s; app up in {time.perf_counter() - prepared:.0f} s")
+    print(f"app up in {time.perf_counter() - started:.0f} s")
     try:
         yield url, settings, list(iter_triplets(dataset, split="test"))
     finally:

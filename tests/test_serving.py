@@ -88,12 +88,13 @@ FOREIGN_LINES_MAX = 2
 print a few hundred as they start, unless they go to log files (cluster/library_logs.py)."""
 
 
-def test_ctrl_c_while_the_engines_load_stops_soay_serve(served, tmp_path):
+def test_ctrl_c_while_the_engines_load_stops_soay_serve(served_data, tmp_path):
     """`soay serve` spends minutes deploying; Ctrl-C then must stop it within the minute, through
     Serve's shutdown (exit 0), rather than go unheard until the application is up and serving.
     Its console, from Ray's start to the shutdown, carries its own lines (one per component) and
-    not the libraries': Ray, Serve and the engines it starts write theirs to log files."""
-    _, settings, _ = served
+    not the libraries': Ray, Serve and the engines it starts write theirs to log files. It reads
+    the served app's files but runs before the app is up (conftest: two stacks exceed memory)."""
+    settings, _ = served_data
     # the served app's settings on a port of its own (JSON is YAML)
     config = tmp_path / "soay.yaml"
     config.write_text(json.dumps(settings.model_copy(update={"serve": settings.serve.model_copy(update={"port": free_port()})}).model_dump(mode="json")))
