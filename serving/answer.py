@@ -244,13 +244,13 @@ def compose_outcome(
     text = _TEXT[language]
     outcome = analyse(trace or [], ok, result, searches)
     label = _entity(language, (searches or {}).get(outcome.api or "", "scholar" if (outcome.api or "").endswith("Person") else "result"))
+    unmet = _unmet(outcome.args, outcome.candidates or []) if outcome.kind == "ambiguous" else {}
     if outcome.kind == "not_found":
         answer = text["not_found"].format(entity=label, what=_searched(language, outcome.args)).replace("  ", " ")
         if outcome.closest and outcome.candidates:  # found, but others than the one asked for
             closest = text["sep"].join(_candidate(language, c) for c in outcome.candidates)
             answer += text["closest"].format(candidates=closest)
     elif outcome.kind == "ambiguous":
-        unmet = _unmet(outcome.args, outcome.candidates or [])
         met = {k: v for k, v in outcome.args.items() if k not in unmet}
         said = text["unmet"].format(what=_joined(language, _qualifiers(language, list(unmet.items())))) if unmet else ""
         candidates = text["sep"].join(_candidate(language, c) for c in outcome.candidates or [])
@@ -262,7 +262,7 @@ def compose_outcome(
     else:
         answer = compose_answer(query, ok, result, error_type)
     candidates = outcome.candidates
-    if candidates and (outcome.closest or (outcome.kind == "ambiguous" and _unmet(outcome.args, candidates))):
+    if candidates and (outcome.closest or unmet):
         candidates = _ask_about_closest(query, language, outcome.args, candidates)
     elif candidates:
         searched = next((v for _, v in _named_first(outcome.args)), "")
