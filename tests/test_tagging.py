@@ -168,3 +168,45 @@ def test_a_span_keeps_neither_the_questions_quotes_nor_its_final_question_mark(q
     labels = ["B-publication_info" if i == inside[0] else "I-publication_info" if i in inside else "O" for i in range(len(tokens))]
     [(a, b, kind)] = decode(question, tokens, labels)
     assert (question[a:b], kind) == (kept, "publication_info")
+
+
+TITLES_AND_TITLES = [
+    # titles of any words around lower-case connectors, and names with the way they are addressed
+    ("Who are the authors of Sparse Retrieval from Noisy Logs with Learned Filters?", {("Sparse Retrieval from Noisy Logs with Learned Filters", "publication_info")}),
+    ("Where was Cache Placement over Mobile Edges with Learned Policies published?", {("Cache Placement over Mobile Edges with Learned Policies", "publication_info")}),
+    ("论文Cache Placement over Mobile Edges的作者是谁？", {("Cache Placement over Mobile Edges", "publication_info")}),
+    ("请问王思远老师在哪个单位？", {("王思远", "name")}),
+    ("欧阳景然教授的合作者有哪些？", {("欧阳景然", "name")}),
+    ("请问赵雅琴同学的导师是谁？", {("赵雅琴", "name")}),
+]
+
+
+@pytest.mark.parametrize(("question", "expected"), TITLES_AND_TITLES)
+def test_titles_keep_their_connectors_and_names_leave_their_honorific(tagger: MentionTagger, question: str, expected: set) -> None:
+    assert {(question[a:b], kind) for a, b, kind in tagger.spans(question)} == expected
+
+
+def test_honorifics_are_written_beside_a_name_never_inside_its_span() -> None:
+    import soay.tagging.examples as examples
+
+    rng = random.Random(3)
+    question = fill("{name}的导师是谁？", {"name": "王思远"})
+    addressed = [examples._honorific(question, "zh", rng) for _ in range(50)]
+    titled = [q for q in addressed if q.text != question.text]
+    assert titled and all(q.text[q.spans[0][0]:q.spans[0][1]] == "王思远" for q in titled)
+    assert {q.text[3:q.text.index("的")] for q in titled} <= set(open_world()["person"]["honorific"]["zh"])
+    english = fill("Who advised {name} at {organization}?", {"name": "Ana Okafor", "organization": "KTH"})
+    for q in (examples._honorific(english, "en", rng) for _ in range(50)):
+        assert [q.text[a:b] for a, b, _ in q.spans] == ["Ana Okafor", "KTH"]
+
+
+def test_a_hidden_word_shows_its_shape_but_not_which_word_it_is() -> None:
+    """The second copy of a training question: what an unseen word looks like to the CRF."""
+    from soay.tagging.tagger import features
+
+    text = "papers by Ana Okafor"
+    tokens = tokenize(text)
+    shown, hidden = features(text, tokens), features(text, tokens, frozenset({3}))
+    assert "w=okafor" in shown[3] and "w=okafor" not in hidden[3] and "shape=Xx" in hidden[3]
+    assert "1:w=okafor" in shown[2] and "1:w=okafor" not in hidden[2] and "1:shape=Xx" in hidden[2]
+    assert shown[0] == hidden[0]  # two words away: its neighbours are shown

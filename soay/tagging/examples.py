@@ -17,7 +17,7 @@ from typing import Any
 from soay.combinations import CombinationSet
 from soay.splits import TRAIN, phrasings_for
 from soay.tagging.tagger import TaggedQuestion
-from soay.tagging.values import span_type, value_for
+from soay.tagging.values import open_world, span_type, value_for
 
 _FORMATTER = string.Formatter()
 
@@ -36,6 +36,29 @@ def fill(template: str, values: dict[str, str]) -> TaggedQuestion:
 
 def placeholders(template: str) -> set[str]:
     return {field for _, field, _, _ in _FORMATTER.parse(template) if field}
+
+
+HONORIFIC_SHARE = 0.2
+"""The share of names the tagger's questions address with a title ("王磊老师", "Prof. Okafor")."""
+
+
+def _honorific(question: TaggedQuestion, language: str, rng: random.Random) -> TaggedQuestion:
+    """`question` with a title beside some of its names, outside their spans: after a name in
+    Chinese, before it in English."""
+    titles = open_world()["person"]["honorific"][language]
+    text, spans, shift = question.text, [], 0
+    for start, end, kind in question.spans:
+        start, end = start + shift, end + shift
+        if kind == "name" and rng.random() < HONORIFIC_SHARE:
+            title = rng.choice(titles)
+            if language == "zh":
+                text = text[:end] + title + text[end:]
+            else:
+                text = text[:start] + title + " " + text[start:]
+                start, end = start + len(title) + 1, end + len(title) + 1
+            shift += len(title) + (language != "zh")
+        spans.append((start, end, kind))
+    return TaggedQuestion(text, spans)
 
 
 def _casual(question: TaggedQuestion, rng: random.Random) -> TaggedQuestion:
@@ -66,9 +89,9 @@ def tagged_questions(
             for _ in range(per_template):
                 values = {
                     p: value_for(p, rng, language, (lambda r, p=p: r.choice(seen[p])) if seen.get(p) else None)
-                    for p in placeholders(template)
+                    for p in sorted(placeholders(template))
                 }
-                yield _casual(fill(template, values), rng)
+                yield _casual(_honorific(fill(template, values), language, rng), rng)
     for t in triplets[:: max(1, len(triplets) // MAX_OWN_QUESTIONS)]:
         spans = []
         for placeholder, value in t.inputs.items():

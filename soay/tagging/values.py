@@ -85,18 +85,23 @@ def organization(rng: random.Random, language: str = "en") -> str:
     return rng.choice(data["acronym"])
 
 
+def _zh_interest(rng: random.Random) -> str:
+    data, excluded = open_world()["interest"], open_world()["person"]["zh_not_in_names"]
+    return _fill(rng.choice(data["zh_patterns"]), data, rng, {"zh_any_char": lambda: _any_cjk(rng, excluded)})
+
+
 def interest(rng: random.Random, language: str = "en") -> str:
     data = open_world()["interest"]
     if language == "zh" and rng.random() < ZH_SCRIPT_SHARE:
-        return _fill(rng.choice(data["zh_patterns"]), data, rng)
-    return _fill(rng.choice(data["patterns"]), data, rng)
+        return _zh_interest(rng)
+    return _fill(rng.choice(data["patterns"]), {**data, "word": open_world()["publication_info"]["word"],
+                                                 "connector": open_world()["publication_info"]["connector"]}, rng)
 
 
 def publication_info(rng: random.Random, language: str = "en") -> str:
     data = open_world()["publication_info"]
     if language == "zh" and rng.random() < ZH_SCRIPT_SHARE:
-        field = open_world()["interest"]
-        return _fill(rng.choice(data["zh_patterns"]), data, rng, {"zh_field": lambda: _fill(rng.choice(field["zh_patterns"]), field, rng)})
+        return _fill(rng.choice(data["zh_patterns"]), data, rng, {"zh_field": lambda: _zh_interest(rng)})
     return _fill(rng.choice(data["patterns"]), data, rng)
 
 
