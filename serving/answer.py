@@ -25,6 +25,7 @@ MAX_ITEMS = 10
 _TEXT = {
     "en": {
         "none": "I could not find an answer to this question.",
+        "empty": "None: the program ran and found no item that matches the question.",
         "failed": "I could not find an answer to this question: {reason}.",
         "not_found": "No {entity} {what} was found.",
         "closest": " The closest are: {candidates}.",
@@ -45,6 +46,7 @@ _TEXT = {
     },
     "zh": {
         "none": "抱歉，没有找到这个问题的答案。",
+        "empty": "没有：程序已运行，但没有符合问题条件的结果。",
         "failed": "抱歉，没有找到这个问题的答案：{reason}。",
         "not_found": "没有找到{what}的{entity}。",
         "closest": "最接近的是：{candidates}。",
@@ -123,7 +125,9 @@ def compose_answer(query: str, ok: bool, result: Any, error_type: str | None = N
     text = _TEXT[language]
     if not ok:
         return text["failed"].format(reason=describe_error(language, error_type))
-    if result is None or result == "" or result == [] or result == {}:
+    if isinstance(result, (list, tuple, dict)) and not result:  # a filter kept nothing: an answer, not a failure
+        return text["empty"]
+    if result is None or result == "":
         return text["none"]
     if isinstance(result, list):
         items = text["sep"].join(_render(v, text["sep"]) for v in result[:MAX_ITEMS])

@@ -488,3 +488,15 @@ def test_an_organisation_in_chinese_is_judged_against_the_records_chinese_affili
     assert find_wrong_entity([{**call, "args": {"name": "王伟", "organization": "北航"}, "items": [beihang]}]) is None
     unrendered = {**fudan, "organization_zh": ""}  # no Chinese affiliation to judge by
     assert find_wrong_entity([{**call, "items": [unrendered]}]) is None
+
+
+@pytest.mark.parametrize(("query", "result", "expected"), [
+    ("Who at Spotify has worked with Maria Lopez?", [], "None: the program ran and found no item that matches the question."),
+    ("Maria Lopez在Spotify的合作者有哪些？", [], "没有：程序已运行，但没有符合问题条件的结果。"),
+    ("What is the email of Maria Lopez?", None, "I could not find an answer to this question."),
+    ("What is the email of Maria Lopez?", "", "I could not find an answer to this question."),
+])
+def test_a_filter_that_keeps_nothing_is_an_answer_and_no_value_is_not(query, result, expected):
+    """"Who at O has worked with X?" is answered by an empty list when none of X's co-authors is
+    at O: that is the answer, and the sentence says so instead of calling it a failure."""
+    assert compose_answer(query, True, result) == expected
