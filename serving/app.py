@@ -25,11 +25,12 @@ Backpressure: each replica works on `max_ongoing_requests` at once and the proxy
 
 
 import asyncio
-from dataclasses import dataclass
 import json
+import logging
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -80,10 +81,15 @@ from soay.tool_weights import load_tool_weights
 EXEMPLAR_POOL = 4
 """Exemplars fetched are top_k times this: a wide pool holds programs for whichever solution is chosen."""
 REPLICA_GONE = (ActorDiedError, ActorUnavailableError, RayActorError)
+log = logging.getLogger(__name__)
 PUBLIC_PATHS = ("/healthz", "/metrics")
 APP_NAME = "soay"
 HEALTH_CACHE_S = 1.0
 """How long /healthz reuses the controller's view of the deployments: probes stay cheap under any rate."""
+HEALTH_STALE_S = 10.0
+"""How long a view that could not be refreshed still stands: a controller call that fails once under
+a burst is the prober's own blind moment, not a stage without replicas, and must not fail a liveness
+check; a controller gone for longer is reported."""
 LOG_FULL_RETRY_S = 30.0
 """Retry-After of a question refused because the request log is full: draining takes a while."""
 UNBOUNDED_LINE = 1_000_000
@@ -394,6 +400,10 @@ class Ingress:
         try:
             stages = await asyncio.to_thread(self._stage_states)
         except Exception as exc:  # noqa: BLE001 - no view of the stages is a "not ready", said with why
+            checked, last = self._status
+            if last and "controller" not in last and time.monotonic() - checked < HEALTH_STALE_S:
+                log.warning("health: the controller's view could not be refreshed (%s: %s); the last one stands", type(exc).__name__, exc)
+                return last  # its time is kept, so it ages out
             stages = {"controller": f"{type(exc).__name__}: {exc}"}
         finally:
             self._refreshing = None
