@@ -173,6 +173,20 @@ def examples(count: int, seed: int = 0, path: Path = DATA) -> list[Example]:
     return out
 
 
+def tagged_examples(count: int, seed: int = 0, path: Path = DATA) -> list[Any]:
+    """`examples` with the spans of the values they were filled with (soay.tagging TaggedQuestion):
+    the mention tagger learns from them that "h-index of", "phone number" or "办公室" is no name."""
+    from soay.tagging.tagger import TaggedQuestion
+    from soay.tagging.values import span_type
+
+    tagged = []
+    for e in examples(count, seed, path):
+        spans = [(start, start + len(value), span_type(slot)) for slot, value in e.values.items()
+                 if value and (start := e.question.find(value)) >= 0]
+        tagged.append(TaggedQuestion(e.question, sorted(spans)))
+    return tagged
+
+
 def training_questions(count: int, seed: int = 0, path: Path = DATA) -> list[str]:
     """The questions of `examples`, as out-of-scope training questions of the planner."""
     return [e.question for e in examples(count, seed, path)]

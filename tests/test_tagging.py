@@ -21,7 +21,10 @@ from soay.tagging.values import GENERATORS, open_world
 
 @pytest.fixture(scope="module")
 def tagger(tmp_path_factory: pytest.TempPathFactory) -> MentionTagger:
-    examples = list(tagged_questions(get_domain("aminer").combinations, per_template=3))
+    from soay.unsupported import tagged_examples
+    from training.fit_heads import UNSUPPORTED_TAGGED
+
+    examples = list(tagged_questions(get_domain("aminer").combinations, per_template=3, extra=tagged_examples(UNSUPPORTED_TAGGED)))
     return MentionTagger(train_tagger(examples, tmp_path_factory.mktemp("tagger") / "mentions.crfsuite"))
 
 
@@ -44,6 +47,9 @@ CASES = [
     ("华为诺亚方舟实验室的陈晓峰和谁合作过？", {("华为诺亚方舟实验室", "organization"), ("陈晓峰", "name")}),
     ("复旦大学研究知识图谱的学者有哪些？", {("复旦大学", "organization"), ("知识图谱", "interest")}),
     ("Tsinghua的Wei Wang发了什么论文？", {("Tsinghua", "organization"), ("Wei Wang", "name")}),
+    # foreign institutions as Chinese writes them, places the lists never wrote
+    ("爱因霍芬理工大学的李思远发表过哪些论文？", {("爱因霍芬理工大学", "organization"), ("李思远", "name")}),
+    ("罗马尼亚国家科学院的王磊是做什么研究的？", {("罗马尼亚国家科学院", "organization"), ("王磊", "name")}),
 ]
 
 

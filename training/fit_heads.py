@@ -112,11 +112,19 @@ def is_heads_recipe(path: str | Path) -> bool:
     return (yaml.safe_load(Path(path).read_text()) or {}).get("kind") == "heads"
 
 
+UNSUPPORTED_TAGGED = 600
+"""Questions for an attribute the API lacks that the mention tagger also learns from (their names
+tagged, "h-index" or "电话" not): without them it took "h-index of" for an organisation."""
+
+
 def fit_mention_tagger(domain: Domain, triplets: list[Any], path: Path, per_template: int) -> MentionTagger:
     """The mention tagger of this model, learnt from the domain's training phrasings filled with
     open-world values and from the training triplets' own questions (soay/tagging/examples.py)."""
+    from soay.unsupported import catalogue, tagged_examples
+
     started = time.perf_counter()
-    examples = list(tagged_questions(domain.combinations, triplets, per_template))
+    unsupported = tagged_examples(UNSUPPORTED_TAGGED) if catalogue().domain == domain.name else []
+    examples = list(tagged_questions(domain.combinations, triplets, per_template, extra=unsupported))
     print(f"mention tagger: {len(examples)} tagged questions ...", flush=True)
     train_tagger(examples, path)
     print(f"mention tagger: trained in {time.perf_counter() - started:.0f} s -> {path.name}", flush=True)

@@ -72,11 +72,13 @@ enough to keep the corpus's names tagged, few enough that the open-world filling
 
 
 def tagged_questions(
-    combinations: CombinationSet, triplets: Iterable[Any] = (), per_template: int = 4, seed: int = 0
+    combinations: CombinationSet, triplets: Iterable[Any] = (), per_template: int = 4, seed: int = 0,
+    extra: Iterable[TaggedQuestion] = (),
 ) -> Iterator[TaggedQuestion]:
     """Each training phrasing filled `per_template` times with open-world values (a placeholder
     without a generator, such as a movie's year, takes a value the training triplets used), then
-    up to MAX_OWN_QUESTIONS training triplets' own questions with their inputs' spans."""
+    up to MAX_OWN_QUESTIONS training triplets' own questions with their inputs' spans, then
+    `extra` questions of the domain that no combination phrases (what the API cannot answer)."""
     rng = random.Random(seed)
     triplets = [t for t in triplets if t.split == TRAIN]
     seen: dict[str, list[str]] = defaultdict(list)
@@ -99,3 +101,4 @@ def tagged_questions(
             if start >= 0:
                 spans.append((start, start + len(value), span_type(placeholder)))
         yield TaggedQuestion(t.query, sorted(spans))
+    yield from extra

@@ -172,8 +172,8 @@ def train_tagger(
 ) -> Path:
     """Fit the CRF on `examples` and write it to `path` (crfsuite's own binary format).
 
-    Each example is learnt twice: as written, and with `hide_rate` of its Latin-script span words
-    shown by their shape only. Without the second copy the CRF leans on knowing the words of its
+    An example is learnt as written and, where any of its Latin-script span words is drawn (each
+    with `hide_rate`), again with those words shown by their shape only. Without the second copy the CRF leans on knowing the words of its
     training values; a question's own names, fields and titles are mostly words it never saw, and
     the copy teaches it to find them by their shape and their place in the question
     (benchmarks/REPORT-model.md: open-world validation spans exact 87.3 -> 88.8 %). Chinese
