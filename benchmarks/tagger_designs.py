@@ -137,7 +137,12 @@ class _Written:
 
 
 def training_questions(per_template: int, seed: int) -> list[TaggedQuestion]:
-    return list(tagged_questions([_Written(c) for c in get_domain("aminer").combinations], per_template=per_template, seed=seed))
+    """What `soay train` teaches the tagger (training/fit_heads.py), less the triplets' own questions."""
+    from soay.unsupported import tagged_examples
+    from training.fit_heads import UNSUPPORTED_TAGGED
+
+    return list(tagged_questions([_Written(c) for c in get_domain("aminer").combinations], per_template=per_template, seed=seed,
+                                 extra=tagged_examples(UNSUPPORTED_TAGGED)))
 
 
 def validation_phrasings(fills: int, seed: int) -> list[Item]:
