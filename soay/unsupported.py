@@ -20,9 +20,12 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+
+if TYPE_CHECKING:
+    from soay.tagging.tagger import TaggedQuestion
 
 DATA = Path(__file__).with_name("intents") / "unsupported_attributes.yaml"
 LANGUAGES = ("en", "zh")
@@ -173,13 +176,13 @@ def examples(count: int, seed: int = 0, path: Path = DATA) -> list[Example]:
     return out
 
 
-def tagged_examples(count: int, seed: int = 0, path: Path = DATA) -> list[Any]:
-    """`examples` with the spans of the values they were filled with (soay.tagging TaggedQuestion):
+def tagged_examples(count: int, seed: int = 0, path: Path = DATA) -> list[TaggedQuestion]:
+    """`examples` with the spans of the values they were filled with:
     the mention tagger learns from them that "h-index of", "phone number" or "办公室" is no name."""
     from soay.tagging.tagger import TaggedQuestion
     from soay.tagging.values import span_type
 
-    tagged = []
+    tagged: list[TaggedQuestion] = []
     for e in examples(count, seed, path):
         spans = [(start, start + len(value), span_type(slot)) for slot, value in e.values.items()
                  if value and (start := e.question.find(value)) >= 0]
