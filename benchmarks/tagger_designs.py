@@ -138,11 +138,11 @@ class _Written:
 
 def training_questions(per_template: int, seed: int) -> list[TaggedQuestion]:
     """What `soay train` teaches the tagger (training/fit_heads.py), less the triplets' own questions."""
-    from soay.unsupported import tagged_examples
-    from training.fit_heads import UNSUPPORTED_TAGGED
+    from training.fit_heads import tagger_extras
 
-    return list(tagged_questions([_Written(c) for c in get_domain("aminer").combinations], per_template=per_template, seed=seed,
-                                 extra=tagged_examples(UNSUPPORTED_TAGGED)))
+    domain = get_domain("aminer")
+    return list(tagged_questions([_Written(c) for c in domain.combinations], per_template=per_template, seed=seed,
+                                 extra=tagger_extras(domain)))
 
 
 def validation_phrasings(fills: int, seed: int) -> list[Item]:

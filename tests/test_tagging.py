@@ -21,10 +21,12 @@ from soay.tagging.values import GENERATORS, open_world
 
 @pytest.fixture(scope="module")
 def tagger(tmp_path_factory: pytest.TempPathFactory) -> MentionTagger:
-    from soay.unsupported import tagged_examples
-    from training.fit_heads import UNSUPPORTED_TAGGED
+    """The tagger `soay train` fits (the default recipe's fillings per phrasing and extras), less
+    the training triplets' own questions."""
+    from training.fit_heads import HeadsConfig, tagger_extras
 
-    examples = list(tagged_questions(get_domain("aminer").combinations, per_template=3, extra=tagged_examples(UNSUPPORTED_TAGGED)))
+    domain = get_domain("aminer")
+    examples = list(tagged_questions(domain.combinations, per_template=HeadsConfig().tagger_per_template, extra=tagger_extras(domain)))
     return MentionTagger(train_tagger(examples, tmp_path_factory.mktemp("tagger") / "mentions.crfsuite"))
 
 

@@ -26,8 +26,8 @@ from soay.heads import OUT_OF_SCOPE, TAGGER_FILE, Heads
 from soay.lexical import LexicalHead
 from soay.log_triplets import LOG_SOURCE
 from soay.mentions import Lexicon, find_mentions, mask_code, names_organisation, titles
-from soay.tagging.examples import tagged_questions
-from soay.tagging.tagger import MentionTagger, train_tagger
+from soay.tagging.examples import keyword_questions, tagged_questions
+from soay.tagging.tagger import MentionTagger, TaggedQuestion, train_tagger
 from soay.prompts import question_text
 from retriever.documents import language_of
 from soay.settings import Settings
@@ -115,16 +115,26 @@ def is_heads_recipe(path: str | Path) -> bool:
 UNSUPPORTED_TAGGED = 600
 """Questions for an attribute the API lacks that the mention tagger also learns from (their names
 tagged, "h-index" or "电话" not): without them it took "h-index of" for an organisation."""
+KEYWORD_TAGGED = 1500
+"""Keyword questions ("Dmitri Volkov Skoltech email") the mention tagger also learns from."""
+
+
+def tagger_extras(domain: Domain) -> list[TaggedQuestion]:
+    """The academic domain's tagger questions beyond its phrasings: what the API cannot answer
+    and keyword strings (soay/unsupported.py, soay/tagging/examples.py); none for other domains,
+    whose span types these do not carry."""
+    from soay.unsupported import catalogue, tagged_examples
+
+    if catalogue().domain != domain.name:
+        return []
+    return [*tagged_examples(UNSUPPORTED_TAGGED), *keyword_questions(KEYWORD_TAGGED)]
 
 
 def fit_mention_tagger(domain: Domain, triplets: list[Any], path: Path, per_template: int) -> MentionTagger:
     """The mention tagger of this model, learnt from the domain's training phrasings filled with
     open-world values and from the training triplets' own questions (soay/tagging/examples.py)."""
-    from soay.unsupported import catalogue, tagged_examples
-
     started = time.perf_counter()
-    unsupported = tagged_examples(UNSUPPORTED_TAGGED) if catalogue().domain == domain.name else []
-    examples = list(tagged_questions(domain.combinations, triplets, per_template, extra=unsupported))
+    examples = list(tagged_questions(domain.combinations, triplets, per_template, extra=tagger_extras(domain)))
     print(f"mention tagger: {len(examples)} tagged questions ...", flush=True)
     train_tagger(examples, path)
     print(f"mention tagger: trained in {time.perf_counter() - started:.0f} s -> {path.name}", flush=True)

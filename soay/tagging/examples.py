@@ -66,6 +66,21 @@ def _casual(question: TaggedQuestion, rng: random.Random) -> TaggedQuestion:
     return TaggedQuestion(question.text.lower(), question.spans) if rng.random() < 0.15 else question
 
 
+def keyword_questions(count: int, seed: int = 0) -> list[TaggedQuestion]:
+    """`count` keyword questions of the academic domain (open_world.yaml `keyword_questions`),
+    half in each language: entities side by side with a keyword and no connecting word."""
+    data = open_world()["keyword_questions"]
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        language = ("en", "zh")[i % 2]
+        template = rng.choice(data["frames"][language])
+        values = {p: value_for(p, rng, language) for p in sorted(placeholders(template) - {"keyword"})}
+        question = fill(template.replace("{keyword}", rng.choice(data["keyword"][language])), values)
+        out.append(_casual(_honorific(question, language, rng), rng))
+    return out
+
+
 MAX_OWN_QUESTIONS = 2000
 """Training triplets whose own questions (corpus values) join the open-world ones, taken evenly:
 enough to keep the corpus's names tagged, few enough that the open-world fillings dominate."""

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pycrfsuite
 
+from soay.tagging.values import open_world
+
 _CJK = "\u3400-\u9fff"
 _L = rf"[^\W_{_CJK}]"
 TOKEN = re.compile(rf"[{_CJK}]|{_L}\.(?:{_L}\.)+|{_L}\.(?=\s)|{_L}(?:(?:{_L}|['’](?!s\b)|[*&.\-])*{_L})?|\S")
@@ -88,13 +90,75 @@ def _word_features(word: str, prefix: str, hidden: bool = False) -> list[str]:
     return features
 
 
+RUN_MAX = 5
+"""Capitalised runs of this many words or more share one feature value: past four words a run is
+a title (or a long organisation), whatever its exact length."""
+
+
+def _is_capitalised(word: str) -> bool:
+    return word[:1].isupper() or (word[:1].isdigit() and len(word) > 1)
+
+
+def _run_lengths(words: Sequence[str], joined: bool = True) -> list[int]:
+    """Per word, the length of the capitalised run it lies in (0: none): capitalised words and,
+    when `joined`, the connectors between them ("Data Lake Discovery with Joinable Table Search"
+    is one run of 7). A word sees only its neighbours; the run's length is what tells a
+    seven-word title from a two-word name followed by an organisation. Both lengths are
+    features, as "Wei Zhang at Tsinghua University" is a joined run of five too."""
+    connectors = (frozenset(open_world()["publication_info"]["connector"]) | {"the", "a", "an", "-", ":"}) if joined else frozenset()
+    lengths = [0] * len(words)
+    i = 0
+    while i < len(words):
+        if not _is_capitalised(words[i]):
+            i += 1
+            continue
+        end = i + 1
+        while end < len(words):
+            if _is_capitalised(words[end]):
+                end += 1
+            elif words[end].lower() in connectors and end + 1 < len(words) and _is_capitalised(words[end + 1]):
+                end += 2
+            else:
+                break
+        lengths[i:end] = [end - i] * (end - i)
+        i = end
+    return lengths
+
+
+_QUOTE_PAIRS = {'"': '"', "“": "”", "《": "》", "「": "」", "‘": "’", "'": "'"}
+
+
+def _quoted(text: str, tokens: Sequence[tuple[int, int]]) -> list[bool]:
+    """Per token, whether it lies between a pair of quotes: a quoted run is almost always a title.
+    A straight single quote opens only after a space or the start and closes only before a
+    space, punctuation or the end, so that "O'Brien" and "Cambridge's" quote nothing."""
+    inside = [False] * len(tokens)
+    for opener, closer in _QUOTE_PAIRS.items():
+        if opener == "'":
+            pattern = re.compile(r"(?:(?<=^)|(?<=[\s(:]))'(.+?)'(?=$|[\s?.,;:!)])")
+        else:
+            pattern = re.compile(re.escape(opener) + r"(.+?)" + re.escape(closer))
+        for m in pattern.finditer(text):
+            a, b = m.start(1), m.end(1)
+            for i, (start, end) in enumerate(tokens):
+                if start >= a and end <= b:
+                    inside[i] = True
+    return inside
+
+
 def features(text: str, tokens: Sequence[tuple[int, int]], hidden: frozenset[int] = frozenset()) -> list[list[str]]:
     """Each token's features. `hidden` tokens show only their shape, not which word they are:
     what an unseen word looks like to the trained CRF (see `train_tagger`)."""
     words = [text[a:b] for a, b in tokens]
+    runs, caps = _run_lengths(words), _run_lengths(words, joined=False)
+    quoted = _quoted(text, tokens)
     out = []
     for i, word in enumerate(words):
         f = ["bias", *_word_features(word, "", i in hidden)]
+        if runs[i]:
+            f += [f"run={min(runs[i], RUN_MAX)}", f"caps={min(caps[i], RUN_MAX)}"]
+        if quoted[i]:
+            f.append("quoted")
         if i == 0:
             f.append("BOS")
         if i == len(words) - 1:
