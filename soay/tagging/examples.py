@@ -61,9 +61,13 @@ def _honorific(question: TaggedQuestion, language: str, rng: random.Random) -> T
     return TaggedQuestion(text, spans)
 
 
+CASUAL_SHARE = 0.15
+"""The share of the tagger's questions written all in lower case."""
+
+
 def _casual(question: TaggedQuestion, rng: random.Random) -> TaggedQuestion:
     """Some people type everything in lower case, names included ("papers by wei zhang")."""
-    return TaggedQuestion(question.text.lower(), question.spans) if rng.random() < 0.15 else question
+    return TaggedQuestion(question.text.lower(), question.spans) if rng.random() < CASUAL_SHARE else question
 
 
 def keyword_questions(count: int, seed: int = 0) -> list[TaggedQuestion]:
