@@ -38,9 +38,9 @@ Span = tuple[int, int, str]
 """(start, end, type) character offsets into the question."""
 
 
-_GLUED = re.compile(r"(?<=[a-z]{3})(?=[A-Z][a-z]{2})")
+_GLUED = re.compile(r"(?<=[a-z]{3})(?=[A-Z][a-z])")
 """Where two words were typed without a space ("Peking UniversityPengdong Ding"): a lower-case
-run of three, then a capitalised word. "McGill" and "OpenAI" stay whole; "DeepMind" splits,
+run of three, then a capitalised word ("UniversityYu Feng" too). "McGill" and "OpenAI" stay whole; "DeepMind" splits,
 which costs nothing, as adjacent tokens of one span are joined again."""
 
 
@@ -99,12 +99,14 @@ def _is_capitalised(word: str) -> bool:
     return word[:1].isupper() or (word[:1].isdigit() and len(word) > 1)
 
 
-def _run_lengths(words: Sequence[str], joined: bool = True) -> list[int]:
+def _run_lengths(words: Sequence[str], glued: Sequence[bool], joined: bool = True) -> list[int]:
     """Per word, the length of the capitalised run it lies in (0: none): capitalised words and,
     when `joined`, the connectors between them ("Data Lake Discovery with Joinable Table Search"
     is one run of 7). A word sees only its neighbours; the run's length is what tells a
     seven-word title from a two-word name followed by an organisation. Both lengths are
-    features, as "Wei Zhang at Tsinghua University" is a joined run of five too."""
+    features, as "Wei Zhang at Tsinghua University" is a joined run of five too. A run ends where
+    two words were typed without a space ("Carnegie Mellon UniversityYu Feng": `glued`), which is
+    where an organisation meets a name."""
     connectors = (frozenset(open_world()["publication_info"]["connector"]) | {"the", "a", "an", "-", ":"}) if joined else frozenset()
     lengths = [0] * len(words)
     i = 0
@@ -113,7 +115,7 @@ def _run_lengths(words: Sequence[str], joined: bool = True) -> list[int]:
             i += 1
             continue
         end = i + 1
-        while end < len(words):
+        while end < len(words) and not (glued[end] and words[end - 1][-1:].isalpha() and words[end][:1].isalpha()):
             if _is_capitalised(words[end]):
                 end += 1
             elif words[end].lower() in connectors and end + 1 < len(words) and _is_capitalised(words[end + 1]):
@@ -150,7 +152,8 @@ def features(text: str, tokens: Sequence[tuple[int, int]], hidden: frozenset[int
     """Each token's features. `hidden` tokens show only their shape, not which word they are:
     what an unseen word looks like to the trained CRF (see `train_tagger`)."""
     words = [text[a:b] for a, b in tokens]
-    runs, caps = _run_lengths(words), _run_lengths(words, joined=False)
+    glued = [i > 0 and tokens[i][0] == tokens[i - 1][1] for i in range(len(tokens))]
+    runs, caps = _run_lengths(words, glued), _run_lengths(words, glued, joined=False)
     quoted = _quoted(text, tokens)
     out = []
     for i, word in enumerate(words):
@@ -163,7 +166,7 @@ def features(text: str, tokens: Sequence[tuple[int, int]], hidden: frozenset[int
             f.append("BOS")
         if i == len(words) - 1:
             f.append("EOS")
-        if i > 0 and tokens[i][0] == tokens[i - 1][1]:
+        if glued[i]:
             f.append("glued")  # no space before: "清华大学的王伟", "K.L.Wong"
         for k in (-2, -1, 1, 2):
             j = i + k
