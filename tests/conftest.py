@@ -145,6 +145,39 @@ def local_ray():
     ray.shutdown()
 
 
+TINY_SFT = ["shape.hidden_size=64", "shape.intermediate_size=128", "shape.num_hidden_layers=2", "shape.num_attention_heads=2",
+            "batch_size=8", "vocab_size=600", "workers=1"]
+"""A tiny model from scratch for the full-SFT recipe (configs/sft/cpu_full.yaml): seconds on a CPU."""
+TINY_DATA = {"corpus_size": TEST_CORPUS_SIZE, "seed": 7, "train_per_combination": 3, "test_per_combination": 1, "unit_size": 3}
+"""The dataset `tiny_sft` generates: a few triplets per combination."""
+
+
+@pytest.fixture(scope="session")
+def tiny_sft(tmp_path_factory, aminer_db, data_root) -> tuple[Path, Path]:
+    """(dataset, model directory): dataset version 1 (TINY_DATA) and a TINY_SFT model trained on it
+    for 4 steps, built once for the modules that load or retrain such a model (test_retrain,
+    test_vllm_models). Shared: a module that appends to the dataset or writes beside the model
+    works on copies. Generation and training run on the Ray that is up (a module fixture asks for
+    this one after `local_ray`), else on one of its own, shut down after."""
+    import ray
+
+    from training.generate import generate
+    from training.sft import load_config
+    from training.train_job import run_sft
+
+    root = tmp_path_factory.mktemp("tiny_sft")
+    own_ray = not ray.is_initialized()
+    if own_ray:
+        ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    try:
+        dataset = generate(Settings(data={"root": data_root, **TINY_DATA}), out=root / "dataset", show_progress=False).dataset_path
+        run_sft(load_config("configs/sft/cpu_full.yaml", [*TINY_SFT, "max_steps=4"]), dataset, root / "base")
+    finally:
+        if own_ray:
+            ray.shutdown()
+    return dataset, (root / "base" / "model").resolve()
+
+
 @pytest.fixture(scope="session")
 def api_server(aminer_db):
     """The HTTP clone as its own process on a free loopback port."""

@@ -11,42 +11,41 @@ whose Scores on a 2-layer base do differ with the data it is fitted on.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import TEST_CORPUS_SIZE, stop
+from conftest import TINY_DATA, stop
 from soay.dataset import iter_triplets, write_version
 from soay.settings import Settings
 from serving.rollout import swap
 from training.retrain import retrain
 
-TINY = ["shape.hidden_size=64", "shape.intermediate_size=128", "shape.num_hidden_layers=2", "shape.num_attention_heads=2",
-        "batch_size=8", "vocab_size=600", "workers=1"]
 LOG_TRIPLETS = 12
-DATA = {"corpus_size": TEST_CORPUS_SIZE, "seed": 7, "train_per_combination": 3, "test_per_combination": 1, "unit_size": 3}
+DATA = TINY_DATA
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory, aminer_db, data_root, local_ray):
-    """(work dir, dataset): dataset version 1. Generation runs on Ray: the module's own
-    (`local_ray`), which stops with the module, never one `generate` would start and leave up."""
-    from training.generate import generate
-
+def generated(tmp_path_factory, local_ray, request):
+    """(work dir, dataset): dataset version 1, a copy of the session's `tiny_sft` dataset (this
+    module appends versions to it). Generation runs on Ray: the module's own (`local_ray`), which
+    stops with the module, never one `generate` would start and leave up."""
+    dataset, _ = request.getfixturevalue("tiny_sft")  # after local_ray: built on the module's Ray
     root = tmp_path_factory.mktemp("retrain")
-    return root, generate(Settings(data={"root": data_root, **DATA}), out=root / "dataset", show_progress=False).dataset_path
+    shutil.copytree(dataset, root / "dataset")
+    return root, root / "dataset"
 
 
 @pytest.fixture(scope="module")
-def base(generated, local_ray):
-    """(work dir, dataset, base model): dataset version 1 and a full-SFT model trained on it."""
-    from training.sft import load_config
-    from training.train_job import run_sft
-
+def base(generated, request):
+    """(work dir, dataset, base model): dataset version 1 and a full-SFT model trained on it (a copy
+    of the session's `tiny_sft` model: the loop writes its evaluations beside the model)."""
     root, dataset = generated
-    run_sft(load_config("configs/sft/cpu_full.yaml", [*TINY, "max_steps=4"]), dataset, root / "base")
+    _, model = request.getfixturevalue("tiny_sft")
+    shutil.copytree(model.parent, root / "base", symlinks=True)
     return root, dataset, (root / "base" / "model").resolve()
 
 
