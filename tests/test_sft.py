@@ -103,10 +103,10 @@ def test_two_worker_ray_train_run_saves_a_loadable_checkpoint(dataset, tmp_path,
     _loads_and_generates(model_dir)
 
 
-def test_lora_run_saves_adapter_and_merged_model(dataset, tmp_path):
-    base = tmp_path / "base"
-    run_sft(load_config("configs/sft/cpu_full.yaml", [*TINY, "max_steps=2", "workers=1"]), dataset, base)
-    config = load_config("configs/sft/lora.yaml", [*TINY, "max_steps=4", "workers=2", f"base_model={base / 'model'}"])
+def test_lora_run_saves_adapter_and_merged_model(dataset, tmp_path, request):
+    # the base: the session's tiny full-SFT model (conftest `tiny_sft`, the same shape), read only
+    _, base = request.getfixturevalue("tiny_sft")  # after `dataset`: built on the module's Ray when not yet built
+    config = load_config("configs/sft/lora.yaml", [*TINY, "max_steps=4", "workers=2", f"base_model={base}"])
     run_sft(config, dataset, tmp_path / "lora")
     out = tmp_path / "lora" / "model"
     assert (out / "adapter" / "adapter_config.json").is_file()
