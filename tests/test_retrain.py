@@ -130,8 +130,8 @@ SMALL_BUDGET = 8
 """Distinct training questions the worse candidate is fitted on: one in six combinations."""
 HEADS = ["C_grid=[1.0]", "out_of_scope=false", "mention_tagger=false"]
 """The default recipe, less what this comparison does not need (a C search, the out-of-scope class,
-the learnt mention tagger: half a minute of training per model, where the rules of soay/mentions.py
-find the mentions as well for both sides)."""
+the learnt mention tagger: half a minute of training per model; both sides mask mentions by the
+rules of soay/mentions.py instead)."""
 HEADS_EVAL = 24
 """Test cases both models are scored on (spread over the split's combinations)."""
 TOLERANCE = 2.0
@@ -139,7 +139,7 @@ TOLERANCE = 2.0
 
 
 def test_a_candidate_fitted_on_far_less_data_is_rejected_at_a_realistic_tolerance(generated, data_root, gemma_base, gemma_small):
-    """The default recipe (heads on the base, here its 2-layer copy) on both sides: the promoted
+    """The default recipe (heads on the base, here its 2-layer copy, less HEADS) on both sides: the promoted
     model is fitted on every training question, the candidate on SMALL_BUDGET of them
     (`max_questions`, the recipe's training budget), so it cannot name most combinations and
     scores well below the promoted model on the same pinned test cases; with a two-point
