@@ -54,6 +54,7 @@ def route_library_output(settings: Settings) -> Path | None:
         return None
     _log = (settings.data.root / "logs" / LIBRARY_LOG).resolve()  # made when first written
     _no_progress_bars()
+    _deepspeed_on_cpu()
     to_library_log(*DRIVER_LOGGERS)
     return _log
 
@@ -70,6 +71,14 @@ def _no_progress_bars() -> None:
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.disable_progress_bar()
+
+
+def _deepspeed_on_cpu() -> None:
+    """DeepSpeed, which transformers imports as it loads a model, warns on the console that it
+    set its accelerator to the CPU whenever it finds no GPU. On a machine without an NVIDIA
+    device that is no news: name the CPU first (its variable, read at import), and it says nothing."""
+    if not Path("/dev/nvidiactl").exists():
+        os.environ.setdefault("DS_ACCELERATOR", "cpu")
 
 
 def library_log() -> Path | None:

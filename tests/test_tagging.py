@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import verified_triplets
 from soay.domains import get_domain
 from soay.environment import academic_pools
 from soay.environment.academic_corpus import chinese_renderings
 from soay.mentions import Lexicon, mask_question, mention_markers, unmask_code
+from soay.settings import Settings
 from soay.splits import held_out_for
 from soay.tagging.examples import fill, tagged_questions
 from soay.tagging.tagger import MentionTagger, tokenize, train_tagger
@@ -20,13 +22,14 @@ from soay.tagging.values import GENERATORS, open_world
 
 
 @pytest.fixture(scope="module")
-def tagger(tmp_path_factory: pytest.TempPathFactory) -> MentionTagger:
-    """The tagger `soay train` fits (the default recipe's fillings per phrasing and extras), less
-    the training triplets' own questions."""
+def tagger(tmp_path_factory: pytest.TempPathFactory, aminer_env, aminer_db) -> MentionTagger:
+    """The tagger `soay train` fits (the default recipe's fillings per phrasing and extras), with
+    verified training triplets of the test corpus for its own questions, as `soay train` has."""
     from training.fit_heads import HeadsConfig, tagger_extras
 
     domain = get_domain("aminer")
-    examples = list(tagged_questions(domain.combinations, per_template=HeadsConfig().tagger_per_template, extra=tagger_extras(domain)))
+    triplets, _ = verified_triplets(Settings(), aminer_env, aminer_db, {"train": 8})
+    examples = list(tagged_questions(domain.combinations, triplets, per_template=HeadsConfig().tagger_per_template, extra=tagger_extras(domain)))
     return MentionTagger(train_tagger(examples, tmp_path_factory.mktemp("tagger") / "mentions.crfsuite"))
 
 
