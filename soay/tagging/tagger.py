@@ -21,6 +21,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pycrfsuite
@@ -39,9 +40,10 @@ Span = tuple[int, int, str]
 
 
 _GLUED = re.compile(r"(?<=[a-z]{3})(?=[A-Z][a-z])")
-"""Where two words were typed without a space ("Peking UniversityPengdong Ding"): a lower-case
-run of three, then a capitalised word ("UniversityYu Feng" too). "McGill" and "OpenAI" stay whole; "DeepMind" splits,
-which costs nothing, as adjacent tokens of one span are joined again."""
+"""Where two words were typed without a space ("Peking UniversityPengdong Ding", "University
+Yu Feng" typed as "UniversityYu Feng"): a lower-case run of three, then a capitalised word.
+"McGill" and "OpenAI" stay whole; "DeepMind" splits, which costs nothing, as adjacent tokens of
+one span are joined again."""
 
 
 def tokenize(text: str) -> list[tuple[int, int]]:
@@ -95,6 +97,13 @@ RUN_MAX = 5
 a title (or a long organisation), whatever its exact length."""
 
 
+@cache
+def _connectors() -> frozenset[str]:
+    """Words that join a title's capitalised words: open_world.yaml's title connectors ("with",
+    "on", "from", ...), articles, a dash and a colon."""
+    return frozenset(open_world()["publication_info"]["connector"]) | {"the", "a", "an", "-", ":"}
+
+
 def _is_capitalised(word: str) -> bool:
     return word[:1].isupper() or (word[:1].isdigit() and len(word) > 1)
 
@@ -107,7 +116,7 @@ def _run_lengths(words: Sequence[str], glued: Sequence[bool], joined: bool = Tru
     features, as "Wei Zhang at Tsinghua University" is a joined run of five too. A run ends where
     two words were typed without a space ("Carnegie Mellon UniversityYu Feng": `glued`), which is
     where an organisation meets a name."""
-    connectors = (frozenset(open_world()["publication_info"]["connector"]) | {"the", "a", "an", "-", ":"}) if joined else frozenset()
+    connectors = _connectors() if joined else frozenset()
     lengths = [0] * len(words)
     i = 0
     while i < len(words):
@@ -127,19 +136,18 @@ def _run_lengths(words: Sequence[str], glued: Sequence[bool], joined: bool = Tru
     return lengths
 
 
-_QUOTE_PAIRS = {'"': '"', "“": "”", "《": "》", "「": "」", "‘": "’", "'": "'"}
+_QUOTED = [re.compile(re.escape(opener) + r"(.+?)" + re.escape(closer))
+           for opener, closer in {'"': '"', "“": "”", "《": "》", "「": "」", "‘": "’"}.items()]
+_QUOTED.append(re.compile(r"(?:^|(?<=[\s(:]))'(.+?)'(?=$|[\s?.,;:!)])"))
+"""What a pair of quotes holds. A straight single quote opens only after a space or the start and
+closes only before a space, punctuation or the end, so that "O'Brien" and "Cambridge's" quote
+nothing."""
 
 
 def _quoted(text: str, tokens: Sequence[tuple[int, int]]) -> list[bool]:
-    """Per token, whether it lies between a pair of quotes: a quoted run is almost always a title.
-    A straight single quote opens only after a space or the start and closes only before a
-    space, punctuation or the end, so that "O'Brien" and "Cambridge's" quote nothing."""
+    """Per token, whether it lies between a pair of quotes: a quoted run is almost always a title."""
     inside = [False] * len(tokens)
-    for opener, closer in _QUOTE_PAIRS.items():
-        if opener == "'":
-            pattern = re.compile(r"(?:(?<=^)|(?<=[\s(:]))'(.+?)'(?=$|[\s?.,;:!)])")
-        else:
-            pattern = re.compile(re.escape(opener) + r"(.+?)" + re.escape(closer))
+    for pattern in _QUOTED:
         for m in pattern.finditer(text):
             a, b = m.start(1), m.end(1)
             for i, (start, end) in enumerate(tokens):
