@@ -10,8 +10,8 @@ file under the section's name, so sections can be run (and rerun) separately:
   at least --fuzz-requests of them, every response held to the document; the cases that run the
   whole pipeline are few (--fuzz-pipeline per operation) and sent two at a time, the rest (mostly
   refused with a 4xx) --workers at a time.
-- burst: --burst questions sent at once while /healthz is probed every --probe-every seconds; how
-  the probes fared (a liveness check must keep answering under a burst) and what the questions got.
+- burst: --burst questions sent at once while /healthz of the health port (--health-url) and of the
+  application are probed every --probe-every seconds; how the probes fared (a liveness check must keep answering under a burst) and what the questions got.
 - rate_limit: a key with a low limit asks faster than it (--limited-key): 429s with Retry-After,
   and the service's own key (--api-key) unaffected.
 - log_loss: its own broker, `soay serve` and `soay enlarge`; records across a broker restart, an
@@ -210,33 +210,51 @@ async def ask_all(target: Target, questions: list[str]) -> list[tuple[int, float
         return list(await asyncio.gather(*(one(q) for q in questions)))
 
 
+def probe_figures(probes: list[tuple[int, float]]) -> dict[str, Any]:
+    """How the health probes sent during a burst fared."""
+    latencies = [s for _, s in probes]
+    return {
+        "probes": len(probes),
+        "health_ok_pct": round(100 * sum(status == 200 for status, _ in probes) / len(probes), 2),
+        "p50_s": round(statistics.median(latencies), 4), "p99_s": round(percentile(latencies, 0.99), 4), "max_s": round(max(latencies), 4),
+        "within_0_5_s_pct": round(100 * sum(status == 200 and s <= 0.5 for status, s in probes) / len(probes), 2),
+    }
+
+
 @section("burst")
 def burst(target: Target) -> dict[str, Any]:
+    """The burst's figures are those of the health port (--health-url: what a liveness check of
+    `soay serve` probes), with the application's own /healthz beside them under `app_healthz`."""
     options = target.options
     examples = [e["question"] for e in httpx.get(f"{target.url}/page.json", timeout=30).json()["examples"]]  # questions it answers
     questions = [examples[n % len(examples)] for n in range(options.burst)]
+    probed = {"health_port": options.health_url.rstrip("/"), "app_healthz": target.url} if options.health_url else {"app_healthz": target.url}
 
-    # the prober is a process of its own, as a kubelet is: in the asking process, a probe's time
+    # each prober is a process of its own, as a kubelet is: in the asking process, a probe's time
     # would include the event loop's turns on 200 answers
     spawn = multiprocessing.get_context("spawn")
-    stop, results = spawn.Event(), spawn.Queue()
-    prober = spawn.Process(target=_probe_in_own_process, args=(target.url, options.probe_every, stop, results), daemon=True)
-    say("burst", f"{options.burst} questions at once, /healthz every {options.probe_every * 1000:.0f} ms from another process")
-    prober.start()
-    time.sleep(2.0)  # its interpreter up and probing before the burst
+    stop = spawn.Event()
+    probers = {}
+    for name, url in probed.items():
+        results = spawn.Queue()
+        probers[name] = (spawn.Process(target=_probe_in_own_process, args=(url, options.probe_every, stop, results), daemon=True), results)
+    say("burst", f"{options.burst} questions at once, {' and '.join(f'{u}/healthz' for u in probed.values())} "
+                 f"every {options.probe_every * 1000:.0f} ms, each from a process of its own")
+    for process, _ in probers.values():
+        process.start()
+    time.sleep(2.0)  # their interpreters up and probing before the burst
     began, started = time.time(), time.perf_counter()
     asked = asyncio.run(ask_all(target, questions))
     seconds = time.perf_counter() - started
     stop.set()
-    probes = [(status, s) for status, s, at in results.get(timeout=120) if began <= at <= began + seconds]  # during the burst
-    prober.join(timeout=30)
-    latencies = [s for _, s in probes]
+    figures = {}
+    for name, (process, results) in probers.items():
+        figures[name] = probe_figures([(status, s) for status, s, at in results.get(timeout=120) if began <= at <= began + seconds])
+        process.join(timeout=30)
     answered = [s for status, s in asked if status == 200]
+    main = figures.pop("health_port", None) or figures.pop("app_healthz")
     result = {
-        "concurrent": options.burst, "probes": len(probes),
-        "health_ok_pct": round(100 * sum(status == 200 for status, _ in probes) / len(probes), 2),
-        "p50_s": round(statistics.median(latencies), 4), "p99_s": round(percentile(latencies, 0.99), 4), "max_s": round(max(latencies), 4),
-        "within_0_5_s_pct": round(100 * sum(status == 200 and s <= 0.5 for status, s in probes) / len(probes), 2),
+        "concurrent": options.burst, "probed": probed.get("health_port", target.url) + "/healthz", **main, **figures,
         "statuses_of_questions": {str(s): n for s, n in sorted(Counter(status for status, _ in asked).items())},
         "questions_seconds": round(seconds, 1),
         "answered_p50_s": round(statistics.median(answered), 3) if answered else None,
@@ -317,6 +335,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=4, help="fuzz: requests in flight for the cases that do not run the pipeline")
     parser.add_argument("--burst", type=int, default=200, help="burst: questions sent at once")
     parser.add_argument("--probe-every", type=float, default=0.05, help="burst: seconds between /healthz probes")
+    parser.add_argument("--health-url", default="http://127.0.0.1:8401",
+                        help="burst: the health port of `soay serve` (serve.health_port), probed beside the app's /healthz; '' for none")
     parser.add_argument("--limited-key", help="rate_limit: a key with a low rate (`soay keys add NAME --rate 2 --burst 5`)")
     parser.add_argument("--limit-rate", type=float, default=10.0, help="rate_limit: requests a second the limited key makes")
     parser.add_argument("--limit-seconds", type=float, default=20.0, help="rate_limit: how long it keeps asking")

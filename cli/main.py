@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from pydantic import ValidationError
@@ -24,6 +24,9 @@ from cli.common import print_generation, stop_on_signal
 from soay.settings import CONFIG_ENV, Settings
 from soay.heads import HEADS_FILE, is_model_dir
 from training.base_model import BaseModelError
+
+if TYPE_CHECKING:
+    from serving.health import HealthServer
 
 app = typer.Typer(
     name="soay",
@@ -421,16 +424,21 @@ def serve_cmd(
     init_ray(s.ray)
     stop = stop_on_signal()  # after ray.init, which sets its own; Ctrl-C while the engines load stops the start-up too
     deployment = _Deployment(s)
+    health = None
     try:
         with announce_deployments():
             url = deployment.wait(stop)
         if url:
-            typer.echo(f"serving at {url} (POST /v1/ask, /v1/chat/completions; GET /healthz, /metrics); Ctrl-C stops")
+            health = _health_server(s)
+            typer.echo(f"serving at {url} (POST /v1/ask, /v1/chat/completions; GET /healthz, /metrics)"
+                       + (f"; health probes at {health.url}/healthz" if health else "") + "; Ctrl-C stops")
             if logs := serve_logs_elsewhere(s.ray):
                 typer.echo(f"replica logs: {logs} (on this console with SOAY_RAY__SERVE_LOGS_TO_CONSOLE=true)")
             stop.wait()
     finally:
         with stopping():
+            if health:  # before Serve goes: its next controller call would start a new Ray
+                health.stop()
             serve.shutdown()
             deployment.join(DEPLOY_STOP_S)
             ray.shutdown()
@@ -438,6 +446,20 @@ def serve_cmd(
 
 DEPLOY_STOP_S = 60.0
 """How long Ctrl-C waits for an unfinished deployment to notice that Serve is gone."""
+
+
+def _health_server(s: Settings) -> HealthServer | None:
+    """The health port of serving/health.py, answered by this process while it serves."""
+    from serving.app import APP_NAME
+    from serving.health import HealthServer
+
+    if s.serve.health_port is None:
+        return None
+    try:
+        return HealthServer(APP_NAME, s.serve.model_name, s.serve.host, s.serve.health_port).start()
+    except OSError as exc:
+        fail(f"cannot answer health probes on {s.serve.host}:{s.serve.health_port} ({exc.strerror}); "
+             "set serve.health_port to a free port, or to null for none")
 
 
 class _Deployment:

@@ -50,6 +50,7 @@ from retriever.deployment import retriever_app
 from serving.answer import AnswerComposer
 from serving.errors import StageFailed
 from serving.executor import Executor
+from serving.health import REFRESH_S, StatusView, deployment_states, health_body
 from serving.http_limits import BodySizeLimit
 from serving.llm import EngineError, completion_text, embedding_vectors, engine_deployments
 from serving.admission import Admission, Overloaded
@@ -84,12 +85,8 @@ REPLICA_GONE = (ActorDiedError, ActorUnavailableError, RayActorError)
 log = logging.getLogger(__name__)
 PUBLIC_PATHS = ("/healthz", "/metrics")
 APP_NAME = "soay"
-HEALTH_CACHE_S = 1.0
+HEALTH_CACHE_S = REFRESH_S
 """How long /healthz reuses the controller's view of the deployments: probes stay cheap under any rate."""
-HEALTH_STALE_S = 10.0
-"""How long a view that could not be refreshed still stands: a controller call that fails once under
-a burst is the prober's own blind moment, not a stage without replicas, and must not fail a liveness
-check; a controller gone for longer is reported."""
 LOG_FULL_RETRY_S = 30.0
 """Retry-After of a question refused because the request log is full: draining takes a while."""
 UNBOUNDED_LINE = 1_000_000
@@ -160,7 +157,7 @@ class Ingress:
             raise ValueError(f"serve.require_api_key is set but {serve_settings.keys_path(settings.data)} holds no key "
                              "and SOAY_SERVE__API_KEY is unset: add one with `soay keys add NAME`")
         self.app_name = serve.get_replica_context().app_name
-        self._status: tuple[float, dict[str, str]] = (0.0, {})
+        self._view = StatusView(self._stage_states)
         self._isolation: dict[str, Any] | None = None
         self._refreshing: asyncio.Future | None = None
         model_path = settings.serve.model_path(settings.data)
@@ -388,42 +385,23 @@ class Ingress:
         pods exactly at peak traffic. The controller checks each replica's health on its own
         schedule (the engines' `check_health`), outside the request queues; its view is reused for
         HEALTH_CACHE_S."""
-        checked, stages = self._status
-        if not stages:  # the first probe waits for the controller's answer
+        if not self._view.stages:  # the first probe waits for the controller's answer
             return await self._refresh_status()
-        if time.monotonic() - checked > HEALTH_CACHE_S and self._refreshing is None:
+        if time.monotonic() - self._view.checked > HEALTH_CACHE_S and self._refreshing is None:
             # later probes never wait: they get the last view while a fresh one is fetched
             self._refreshing = asyncio.ensure_future(self._refresh_status())
-        return stages
+        return self._view.stages
 
     async def _refresh_status(self) -> dict[str, str]:
         try:
-            stages = await asyncio.to_thread(self._stage_states)
-        except Exception as exc:  # noqa: BLE001 - no view of the stages is a "not ready", said with why
-            checked, last = self._status
-            if last and "controller" not in last and time.monotonic() - checked < HEALTH_STALE_S:
-                log.warning("health: the controller's view could not be refreshed (%s: %s); the last one stands", type(exc).__name__, exc)
-                return last  # its time is kept, so it ages out
-            stages = {"controller": f"{type(exc).__name__}: {exc}"}
+            return await asyncio.to_thread(self._view.refresh)
         finally:
             self._refreshing = None
-        self._status = (time.monotonic(), stages)
-        return stages
 
     def _stage_states(self) -> dict[str, str]:
         handles = {"retrieve": self.retriever, "plan": self.engines["plan"], "code": self.engines["code"],
                    "execute": self.executor, "answer": self.answer}
-        application = serve.status().applications.get(self.app_name)
-        deployments = application.deployments if application is not None else {}
-
-        def state(name: str) -> str:
-            overview = deployments.get(name)
-            if overview is None:
-                return "not deployed"
-            running = overview.replica_states.get("RUNNING", 0)  # ReplicaState is a str enum
-            return "ok" if running else f"{overview.status}: no running replica {overview.message}".strip()
-
-        states = {stage: state(handle.deployment_name) for stage, handle in handles.items()}
+        states = deployment_states(self.app_name, {stage: handle.deployment_name for stage, handle in handles.items()})
         if states["execute"] == "ok":
             self._note_isolation()
         return states
@@ -557,13 +535,10 @@ class Ingress:
 
         @app.get("/healthz", response_model=Health, responses={503: {"description": "A stage has no running replica", "model": Health}})
         async def healthz() -> JSONResponse:
-            stages = await self.readiness()
-            ready = bool(stages) and all(v == "ok" for v in stages.values())
-            sandbox = None if self._isolation is None else (self._isolation["isolation"] if self._isolation["os_isolation"]
-                                                             else f"none: {self._isolation['reason']}")
-            return JSONResponse({"status": "ok" if ready else "unavailable", "model": settings.model_name, "stages": stages,
-                                 "sandbox": sandbox},
-                                status_code=200 if ready else 503)
+            status, body = health_body(await self.readiness(), settings.model_name)
+            body["sandbox"] = None if self._isolation is None else (self._isolation["isolation"] if self._isolation["os_isolation"]
+                                                                     else f"none: {self._isolation['reason']}")
+            return JSONResponse(body, status_code=status)
 
         @app.get("/metrics", response_class=PrometheusText)
         async def prometheus() -> PrometheusText:

@@ -150,6 +150,9 @@ class ServeSettings(Section):
 
     host: str = "127.0.0.1"
     port: int = Field(8400, ge=1, le=65535)
+    health_port: int | None = Field(8401, ge=1, le=65535)
+    """Where `soay serve` answers `GET /healthz` itself, outside Ray (serving/health.py): a probe
+    there is answered at once however busy the application is. None: no such port."""
     model_dir: Path | None = None
     """HF checkpoint that both LLM deployments load (one base model, two prompts); None means what
     the retraining loop promoted last, else <data.root>/<domain>/runs/heads/model (where `soay

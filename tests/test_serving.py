@@ -580,9 +580,32 @@ def test_broker_outage_never_fails_requests_and_every_record_arrives_after_resta
     assert after_id in {r.request_id for r in logged(bootstrap, topic, RequestLog.decode, lambda ids: after_id in ids)}
 
 
-def test_overload_is_refused_quickly_with_a_json_503_and_health_answers_throughout(served):
+@pytest.fixture
+def health_port(served):
+    """The health port `soay serve` answers itself (serving/health.py), here in the test's process."""
+    from serving.app import APP_NAME
+    from serving.health import HealthServer
+
+    health = HealthServer(APP_NAME, "soay", "127.0.0.1", free_port()).start()
+    yield health.url
+    health.stop()
+
+
+def test_the_health_port_reports_every_deployment_and_answers_nothing_else(health_port):
+    answer = httpx.get(f"{health_port}/healthz", timeout=10)
+    assert answer.status_code == 200 and answer.headers["content-type"] == "application/json"
+    body = answer.json()
+    assert body["status"] == "ok" and body["model"] == "soay"
+    assert len(body["stages"]) >= 6 and set(body["stages"].values()) == {"ok"}  # the ingress and the five stages
+    other = httpx.get(f"{health_port}/v1/ask", timeout=10)
+    assert other.status_code == 404 and "GET /healthz" in other.json()["error"]
+    assert httpx.post(f"{health_port}/healthz", json={}, timeout=10).status_code == 405
+
+
+def test_overload_is_refused_quickly_with_a_json_503_and_health_answers_throughout(served, health_port):
     """A burst beyond every ingress replica's slots and line: the excess is refused at once with a
-    JSON error and Retry-After, and /healthz, which takes no slot, answers 200 quickly all along."""
+    JSON error and Retry-After, and /healthz, which takes no slot, answers 200 quickly all along,
+    on the application's port and on the health port."""
     url, _, test = served
 
     async def burst() -> tuple[list[tuple[httpx.Response, float]], list[tuple[int, float]]]:
@@ -593,11 +616,11 @@ def test_overload_is_refused_quickly_with_a_json_503_and_health_answers_througho
                 response = await client.post(f"{url}/v1/ask", json={"query": test[0].query}, headers=AUTH)
                 return response, time.perf_counter() - started
 
-            async def probes(until: asyncio.Task) -> list[tuple[int, float]]:
+            async def probes(base: str, until: asyncio.Task) -> list[tuple[int, float]]:
                 seen = []
                 while not until.done():
                     started = time.perf_counter()
-                    response = await client.get(f"{url}/healthz")
+                    response = await client.get(f"{base}/healthz")
                     seen.append((response.status_code, time.perf_counter() - started))
                     if response.status_code != 200:
                         refused.append(response.text[:500])
@@ -605,8 +628,8 @@ def test_overload_is_refused_quickly_with_a_json_503_and_health_answers_througho
                 return seen
 
             questions = asyncio.ensure_future(asyncio.gather(*(one() for _ in range(40))))
-            health = await probes(questions)
-            return await questions, health
+            health, own = await asyncio.gather(probes(url, questions), probes(health_port, questions))
+            return await questions, health + own
 
     refused: list[str] = []  # the bodies of probes not answered 200: which stage, or the controller, and why
     outcomes, health = asyncio.run(burst())
@@ -618,7 +641,7 @@ def test_overload_is_refused_quickly_with_a_json_503_and_health_answers_througho
     assert all(r.headers["content-type"] == "application/json" and "overloaded" in r.json()["error"] for r, _ in shed), {
         (r.headers.get("content-type"), r.text[:200]) for r, _ in shed}
     assert all(int(r.headers["retry-after"]) >= 1 for r, _ in shed)
-    assert len(health) >= 5 and {s for s, _ in health} == {200}, (health, refused)
+    assert len(health) >= 10 and {s for s, _ in health} == {200}, (health, refused)
     assert sorted(t for _, t in health)[len(health) // 2] < 0.5
     assert ask(url, test[0].query).status_code == 200
 
