@@ -17,12 +17,12 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from ray import serve
+from serving.ray_compat import serve_details
 
 log = logging.getLogger(__name__)
 
 REFRESH_S = 1.0
-"""How often the health port asks the controller for the deployments' states."""
+"""How old a view may be before a probe has a fresh one fetched (in the background)."""
 STALE_S = 10.0
 """How long a view that could not be refreshed still stands: one controller call that fails under a
 burst is the prober's blind moment, not a stage without replicas; a controller gone longer is reported."""
@@ -32,8 +32,8 @@ def deployment_states(app_name: str, names: dict[str, str] | None = None) -> dic
     """Each deployment's state in Serve's controller: "ok" while it has a running replica, else why
     not. `names` maps the keys to report (stages) to deployment names; without it every deployment
     of the application is reported under its own name."""
-    application = serve.status().applications.get(app_name)
-    deployments = application.deployments if application is not None else {}
+    application = serve_details().get("applications", {}).get(app_name) or {}
+    deployments = application.get("deployments", {})
     if names is None:
         names = {name: name for name in deployments} or {app_name: app_name}
 
@@ -41,8 +41,9 @@ def deployment_states(app_name: str, names: dict[str, str] | None = None) -> dic
         overview = deployments.get(name)
         if overview is None:
             return "not deployed"
-        running = overview.replica_states.get("RUNNING", 0)  # ReplicaState is a str enum
-        return "ok" if running else f"{overview.status}: no running replica {overview.message}".strip()
+        if any(replica["state"] == "RUNNING" for replica in overview.get("replicas", [])):  # ReplicaState is a str enum
+            return "ok"
+        return f"{overview['status']}: no running replica {overview.get('message', '')}".strip()
 
     return {key: state(name) for key, name in names.items()}
 
@@ -74,14 +75,14 @@ def health_body(stages: dict[str, str], model: str) -> tuple[int, dict[str, obje
 
 
 class HealthServer:
-    """`GET /healthz` on a port of its own, in threads of the calling process, from a view of the
-    application's deployments refreshed every REFRESH_S (a probe never waits for the controller)."""
+    """`GET /healthz` on a port of its own, in threads of the calling process. A probe is answered
+    from the last view of the application's deployments at once; when that view is older than
+    REFRESH_S a fresh one is fetched in the background (no probes, no controller calls)."""
 
     def __init__(self, app_name: str, model: str, host: str, port: int) -> None:
         self.view = StatusView(lambda: deployment_states(app_name))
         self.model = model
-        self._stopped = threading.Event()
-        self._refresher = threading.Thread(target=self._refresh_until_stopped, name="health-refresh", daemon=True)
+        self._refreshing = threading.Lock()
         self._http = ThreadingHTTPServer((host, port), self._handler())
         self._http.daemon_threads = True
         self.url = f"http://{host}:{self._http.server_address[1]}"
@@ -94,6 +95,7 @@ class HealthServer:
                 if self.path.split("?", 1)[0] != "/healthz":
                     self._send(404, {"error": f"no such path: {self.path[:200]}; this port answers GET /healthz"})
                     return
+                server.refresh_if_old()
                 self._send(*health_body(server.view.stages, server.model))
 
             def do_POST(self) -> None:  # noqa: N802
@@ -115,20 +117,27 @@ class HealthServer:
         return Handler
 
     def start(self) -> HealthServer:
-        """Take a first view, then answer probes and refresh the view in background threads."""
+        """Take a first view, then answer probes in background threads."""
         self.view.refresh()
-        self._refresher.start()
         threading.Thread(target=self._http.serve_forever, name="health-http", daemon=True).start()
         return self
 
-    def _refresh_until_stopped(self) -> None:
-        while not self._stopped.wait(REFRESH_S):
+    def refresh_if_old(self) -> None:
+        """Fetch a fresh view in the background when the last one is older than REFRESH_S and no
+        fetch is running; the probe that notices does not wait for it."""
+        if time.monotonic() - self.view.checked > REFRESH_S and self._refreshing.acquire(blocking=False):
+            threading.Thread(target=self._refresh, name="health-refresh", daemon=True).start()
+
+    def _refresh(self) -> None:
+        try:
             self.view.refresh()
+        finally:
+            self._refreshing.release()
 
     def stop(self) -> None:
         """Stop answering; returns once no controller call is in flight (one after Serve's shutdown
         would start Serve again)."""
-        self._stopped.set()
-        self._refresher.join(timeout=30)
         self._http.shutdown()
         self._http.server_close()
+        with self._refreshing:
+            pass

@@ -126,3 +126,14 @@ def test_vllm_offline_engine_can_still_be_stopped_through_its_engine_core() -> N
     assert "self.llm_engine" in inspect.getsource(LLM.__init__)
     assert "self.engine_core" in inspect.getsource(LLMEngine.__init__)
     assert callable(EngineCoreClient.shutdown) and callable(InprocClient.shutdown)
+
+
+def test_serve_details_reads_the_controller_client_the_adapter_names() -> None:
+    from ray.serve._private.client import ServeControllerClient
+    from ray.serve.context import _get_global_client
+
+    from serving import ray_compat
+
+    assert ray_compat._get_global_client is _get_global_client
+    assert "raise_if_no_controller_running" in inspect.signature(_get_global_client).parameters
+    assert callable(ServeControllerClient.get_serve_details)
