@@ -178,6 +178,34 @@ def tiny_sft(tmp_path_factory, aminer_db, data_root) -> tuple[Path, Path]:
     return dataset, (root / "base" / "model").resolve()
 
 
+TINY_LORA = ["log_every=2", "max_steps=4", "workers=2"]
+"""The LoRA run `tiny_lora` makes on top of TINY_SFT: 2 Ray Train workers, 4 steps."""
+
+
+@pytest.fixture(scope="session")
+def tiny_lora(tmp_path_factory, tiny_sft) -> Path:
+    """The output directory (adapter/ and the merged model) of one LoRA run (configs/sft/lora.yaml,
+    TINY_SFT shape, TINY_LORA) from the `tiny_sft` model on its dataset, made once for the modules
+    that check or load such an adapter (test_sft, test_vllm_models); read only. Runs on the Ray
+    that is up (ask for it after `local_ray`), else on one of its own, shut down after."""
+    import ray
+
+    from training.sft import load_config
+    from training.train_job import run_sft
+
+    dataset, base = tiny_sft
+    out = tmp_path_factory.mktemp("tiny_lora") / "lora"
+    own_ray = not ray.is_initialized()
+    if own_ray:
+        ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    try:
+        run_sft(load_config("configs/sft/lora.yaml", [*TINY_SFT, *TINY_LORA, f"base_model={base}"]), dataset, out)
+    finally:
+        if own_ray:
+            ray.shutdown()
+    return out / "model"
+
+
 @pytest.fixture(scope="session")
 def api_server(aminer_db):
     """The HTTP clone as its own process on a free loopback port."""

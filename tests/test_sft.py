@@ -9,12 +9,9 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from conftest import TEST_CORPUS_SIZE
 from soay.dataset import iter_triplets
 from soay.mentions import MARKERS
 from soay.prompts import CODE, planner_prompt
-from soay.settings import Settings
-from training.generate import generate
 from training.sft import build_model, load_config
 from training.sft_data import IGNORE, collate, encode, length_grouped_batches, role_pairs
 from training.tokenizer import train_tokenizer
@@ -25,10 +22,11 @@ TINY = ["shape.hidden_size=64", "shape.intermediate_size=128", "shape.num_hidden
 
 
 @pytest.fixture(scope="module")
-def dataset(tmp_path_factory, aminer_db, data_root, local_ray):
-    settings = Settings(data={"root": data_root, "corpus_size": TEST_CORPUS_SIZE, "seed": 7,
-                              "train_per_combination": 4, "test_per_combination": 1, "unit_size": 4})
-    return generate(settings, out=tmp_path_factory.mktemp("sft") / "dataset", show_progress=False).dataset_path
+def dataset(local_ray, request):
+    """The session's `tiny_sft` dataset (version 1, conftest TINY_DATA), read only: generated on
+    this module's Ray when no module built it before."""
+    dataset, _ = request.getfixturevalue("tiny_sft")  # after local_ray
+    return dataset
 
 
 def test_a_few_steps_reduce_the_loss(dataset):
@@ -103,14 +101,13 @@ def test_two_worker_ray_train_run_saves_a_loadable_checkpoint(dataset, tmp_path,
     _loads_and_generates(model_dir)
 
 
-def test_lora_run_saves_adapter_and_merged_model(dataset, tmp_path, request):
-    # the base: the session's tiny full-SFT model (conftest `tiny_sft`, the same shape), read only
-    _, base = request.getfixturevalue("tiny_sft")  # after `dataset`: built on the module's Ray when not yet built
-    config = load_config("configs/sft/lora.yaml", [*TINY, "max_steps=4", "workers=2", f"base_model={base}"])
-    run_sft(config, dataset, tmp_path / "lora")
-    out = tmp_path / "lora" / "model"
+def test_lora_run_saves_adapter_and_merged_model(dataset, request):
+    # the session's LoRA run (conftest `tiny_lora`: lora.yaml, this module's TINY shape, 4 steps on 2
+    # workers) from its tiny full-SFT model, read only; test_vllm_models loads the same adapter
+    out = request.getfixturevalue("tiny_lora")  # after `dataset`: trained on the module's Ray when not yet trained
     assert (out / "adapter" / "adapter_config.json").is_file()
     assert json.loads((out / "adapter" / "adapter_config.json").read_text())["r"] == 8
+    assert json.loads((out / "run.json").read_text())["config"]["mode"] == "lora"
     _loads_and_generates(out)
 
 
