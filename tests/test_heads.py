@@ -1,6 +1,6 @@
-"""The heads recipe for real: features of the (truncated) Gemma base from vLLM's pooling runner, the
-planner head over combinations and out of scope, the coder's nearest verified program; fitted by
-`soay train`'s code path and scored by SoAyEval's."""
+"""The heads recipe for real: features of the Gemma base from vLLM's pooling runner, the planner
+head over combinations and out of scope, the coder's nearest verified program; fitted by `soay
+train`'s code path (the session's served model, conftest `served_data`) and scored by SoAyEval's."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from conftest import ROOT, verified_triplets
-from soay.dataset import write_version
+from conftest import ROOT
+from soay.dataset import iter_triplets
 from soay.domains import get_domain
 from soay.heads import OUT_OF_SCOPE, Heads
 from soay.settings import Settings
@@ -78,20 +78,21 @@ def test_the_planner_refuses_only_above_its_threshold_and_the_coder_takes_the_ne
         Heads.load(tmp_path / "missing")
 
 
-def test_fit_and_evaluate_heads_on_the_base(gemma_small, tmp_path, aminer_env, aminer_db):
+def test_fit_and_evaluate_heads_on_the_base(served_data, gemma_base, aminer_db, tmp_path):
+    """The session's served model (conftest `served_data`): the default recipe fitted by `soay
+    train`'s code path (training/fit_heads.py) on the base, here checked as a fit and scored by
+    SoAyEval, rather than a second model fitted for this test alone."""
     from training.evaluate import run_eval
-    from training.fit_heads import fit_heads, load_heads_config
+    from training.fit_heads import load_heads_config
 
-    settings = Settings(data={"root": tmp_path})
-    train, test = verified_triplets(settings, aminer_env, aminer_db, {"train": 2, "test": 2})  # a held-out and a seen phrasing each
-    validation = [t.model_copy(update={"split": "validation"}) for t in train[::4]]
-    dataset = tmp_path / "dataset"
-    write_version(dataset, "aminer", train + validation + test, {"job": "test"})
-    # the mention tagger learns each training phrasing filled once (the recipe: 4 times): a third of its training time
-    config = load_heads_config(ROOT / "configs" / "heads.yaml", ["C_grid=[1.0]", "tagger_per_template=1"])
-    record = fit_heads(config, settings, dataset, tmp_path / "run", base_dir=gemma_small)
-    model = tmp_path / "run" / "model"
-    assert (model / "base").resolve() == gemma_small and json.loads((model / "run.json").read_text())["recipe"] == "heads"
+    from conftest import RECIPE
+
+    settings, dataset = served_data
+    config = load_heads_config(RECIPE)
+    model = settings.serve.model_dir
+    record = json.loads((model / "run.json").read_text())  # what fit_heads returned
+    assert (model / "base").resolve() == gemma_base and record["recipe"] == "heads"
+    assert record["dataset"]["root"] == str(dataset) and record["config"] == config.model_dump(mode="json")
     assert 0.5 < record["metrics"]["train_accuracy"] <= 1  # what `soay demo` prints after fitting
     chosen = record["validation"]["chosen"]
     assert chosen["false_refusals"] <= config.max_false_refusals and 0 < chosen["threshold"] <= 1
@@ -100,12 +101,13 @@ def test_fit_and_evaluate_heads_on_the_base(gemma_small, tmp_path, aminer_env, a
     assert set(heads.labels) == {c.id for c in domain.combinations} | {OUT_OF_SCOPE}
     assert heads.vocabulary  # research fields, written in lower case
     # the base's features and the retriever model's sentence vector, side by side
-    hidden = json.loads((gemma_small / "config.json").read_text())["hidden_size"]
+    hidden = json.loads((gemma_base / "config.json").read_text())["hidden_size"]
     assert heads.sentence_encoder == config.sentence_encoder == Settings().retriever.model
     assert heads.mean.shape == (hidden + 384,)  # all-MiniLM-L6-v2's 384 dimensions
+    test = list(iter_triplets(dataset, split="test"))
     report = run_eval(model, dataset, aminer_db, "aminer", tmp_path / "eval", out_of_scope=ROOT / "benchmarks" / "out_of_scope.yaml")
     assert report["meta"]["invalid_solutions"] == 0 and report["meta"]["test_cases"] == len(test)
-    # even a 2-layer base answers the training phrasings' questions about unseen entities
+    # the training phrasings' questions about unseen entities are answered
     assert report["by_phrasing"]["seen"]["EM"] > 30
     assert report["out_of_scope"]["questions"] > 200 and report["out_of_scope"]["correct_refusals"]["all"] > 50
     assert {"held_out_phrasings", "all_cases"} <= set(report["headline"])
