@@ -74,4 +74,4 @@ def retriever_app(settings: Settings) -> Application:
     """The deployment bound to the configured index directory, device and search breadth."""
     r = settings.retriever
     options = settings.serve.rollout_options()  # a model swap drops no request (serving/rollout.py)
-    return RetrieverDeployment.options(**options).bind(str(r.index_path(settings.data)), r.device, r.nprobe)
+    return RetrieverDeployment.options(**options).bind(index_dir=str(r.index_path(settings.data)), device=r.device, nprobe=r.nprobe)

@@ -25,12 +25,15 @@ Backpressure: each replica works on `max_ongoing_requests` at once and the proxy
 
 
 import asyncio
+import functools
+import hashlib
 import json
 import logging
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -57,6 +60,7 @@ from serving.admission import Admission, Overloaded
 from serving.keys import KeyEntry, KeyRing, digest, read_keys, retry_after
 from serving.logstream import open_log_stream
 from serving.outbox import OutboxFull
+from serving.ray_compat import with_version
 from serving.metrics import MULTIPROC_ENV, PipelineMetrics, PrometheusText, metrics_dir, reset_metrics_dir, route_template
 from serving.page import is_page_path, mount_page, scope_of
 from serving.ray_compat import embedding_request
@@ -640,12 +644,43 @@ def build_app(settings: Settings) -> Application:
         backpressure_config=BackpressureConfig(status_code=503, retry_after_s=1.0), ray_actor_options={**Ingress.ray_actor_options, **shared_metrics},
     ).bind(
         settings,
-        retriever_app(settings),
+        stable(retriever_app(settings)),
         engines["planner"],
         engines["coder"],
-        Executor.options(**options).bind(settings),
-        AnswerComposer.options(**options).bind(scope_of(domain_for(settings), settings.data.dataset_path())),
+        # the executor runs programs on the corpus or the live API: the served model is none of its business
+        stable(Executor.options(**options).bind(settings=settings), settings.model_dump(mode="json", exclude={"serve": {"model_dir"}})),
+        stable(AnswerComposer.options(**options).bind(scope=scope_of(domain_for(settings), settings.data.dataset_path()))),
     )
+
+
+SOURCE_ROOT = Path(__file__).resolve().parents[1]
+SOURCE_PACKAGES = ("cli", "cluster", "retriever", "serving", "soay", "training")
+"""Where the stack's sources are, and its packages (a light stage's version digests them)."""
+
+
+def stable(app: Application, what: Any = None) -> Application:
+    """A light stage (bound by keyword) whose Serve code version changes only with `what` (its init
+    arguments when not given) and with this checkout's sources.
+
+    Without a version, every `serve.run` gives each deployment a random one and restarts it: a swap
+    (serving/rollout.py), which changes the model and so the ingress alone (it holds the heads), also
+    restarted the retriever, the executor and the answer composer, three replicas starting beside
+    the old ones for nothing (the engines are versioned by their configuration: serving/llm.py
+    `versioned`). The sources are in the version so that a deploy of changed code still restarts
+    them, as the random version did."""
+    init = app._bound_deployment.init_kwargs
+    payload = json.dumps({"init": init if what is None else what, "code": _sources_digest()}, sort_keys=True, default=repr)
+    return with_version(app, hashlib.sha256(payload.encode()).hexdigest()[:16], **init)
+
+
+@functools.cache
+def _sources_digest() -> str:
+    """A digest of the stack's Python sources as this process reads them."""
+    digest_ = hashlib.sha256()
+    for package in SOURCE_PACKAGES:
+        for path in sorted((SOURCE_ROOT / package).rglob("*.py")):
+            digest_.update(str(path.relative_to(SOURCE_ROOT)).encode() + b"\0" + path.read_bytes())
+    return digest_.hexdigest()
 
 
 def deploy(settings: Settings) -> str:

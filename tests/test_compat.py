@@ -70,6 +70,28 @@ def test_a_deployment_takes_a_version_through_the_internal_options() -> None:
     assert app._bound_deployment.init_kwargs == {"word": "b"}
 
 
+def test_a_light_stage_keeps_its_version_across_builds_until_what_it_reads_changes() -> None:
+    """serving/app.py `stable`: the version a swap's rebuild gives the retriever, the executor and
+    the answer composer is the one they run, unless their init arguments (or what the caller says
+    they read) changed; the arguments are bound as given."""
+    from ray import serve
+
+    from serving.app import stable
+
+    @serve.deployment
+    class Echo:
+        def __init__(self, word: str) -> None:
+            self.word = word
+
+    def version(app) -> str:
+        return app._bound_deployment.version
+
+    assert version(stable(Echo.bind(word="a"))) == version(stable(Echo.bind(word="a")))
+    assert version(stable(Echo.bind(word="a"))) != version(stable(Echo.bind(word="b")))
+    assert version(stable(Echo.bind(word="a"), "what it reads")) == version(stable(Echo.bind(word="b"), "what it reads"))
+    assert stable(Echo.bind(word="b"), "what it reads")._bound_deployment.init_kwargs == {"word": "b"}
+
+
 # --- DeepSpeed --------------------------------------------------------------------------------
 
 

@@ -696,7 +696,9 @@ def test_promoted_model_swaps_without_dropping_requests(served):
     copy of the served one: the swap is under test, not the model); every request is answered."""
     import shutil
 
+    from serving.app import APP_NAME
     from serving.llm import engine_checkpoint
+    from serving.ray_compat import serve_details
     from serving.rollout import engine_models, swap
 
     url, settings, test = served
@@ -719,9 +721,11 @@ def test_promoted_model_swaps_without_dropping_requests(served):
         c.start()
     try:
         time.sleep(2.0)
-        swap_started = time.monotonic()
+        swap_started, swap_wall = time.monotonic(), time.time()
         result = swap(settings, promoted)
         swap_done = time.monotonic()
+        running = {name: [r["start_time_s"] for r in d["replicas"] if r["state"] == "RUNNING"]
+                   for name, d in serve_details()["applications"][APP_NAME]["deployments"].items()}
         time.sleep(5.0)  # and a few more answered by the new replicas alone
     finally:
         stop.set()
@@ -731,6 +735,9 @@ def test_promoted_model_swaps_without_dropping_requests(served):
     assert result["swapped"] and set(engine_models().values()) == {str(engine_checkpoint(promoted)[0])}
     assert f'path="{promoted}"' in httpx.get(f"{url}/metrics", timeout=30).text  # the ingress reads the new heads
     assert len(served_before) == 2 and set(engine_models()) == set(served_before)  # planner and coder
+    # the model is the ingress's (the heads) and the engines' (the base, unchanged here): the other stages keep running
+    assert all(min(running[name]) < swap_wall for name in ("retriever", "executor", "answer")), running
+    assert max(running["ingress"]) > swap_wall, running
     assert [status for _, _, status in outcomes] == [200] * len(outcomes)
     assert sum(sent < swap_done and answered > swap_started for sent, answered, _ in outcomes) >= 3  # during the swap
     assert any(sent > swap_done for sent, _, _ in outcomes)  # and after it
