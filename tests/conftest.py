@@ -146,8 +146,11 @@ def local_ray():
 
 
 TINY_SFT = ["shape.hidden_size=64", "shape.intermediate_size=128", "shape.num_hidden_layers=2", "shape.num_attention_heads=2",
-            "batch_size=8", "vocab_size=600", "workers=1"]
+            "batch_size=8", "log_every=2", "vocab_size=600"]
 """A tiny model from scratch for the full-SFT recipe (configs/sft/cpu_full.yaml): seconds on a CPU."""
+TINY_SFT_RUN = ["max_steps=6", "workers=2"]
+"""The run `tiny_sft` makes with TINY_SFT: 6 steps on 2 Ray Train workers (DDP over gloo), the run
+test_sft checks as its DDP run and resumes."""
 TINY_DATA = {"corpus_size": TEST_CORPUS_SIZE, "seed": 7, "train_per_combination": 3, "test_per_combination": 1, "unit_size": 3}
 """The dataset `tiny_sft` generates: a few triplets per combination."""
 
@@ -155,9 +158,9 @@ TINY_DATA = {"corpus_size": TEST_CORPUS_SIZE, "seed": 7, "train_per_combination"
 @pytest.fixture(scope="session")
 def tiny_sft(tmp_path_factory, aminer_db, data_root) -> tuple[Path, Path]:
     """(dataset, model directory): dataset version 1 (TINY_DATA) and a TINY_SFT model trained on it
-    for 4 steps, built once for the modules that load or retrain such a model (test_retrain,
-    test_vllm_models). Shared: a module that appends to the dataset or writes beside the model
-    works on copies. Generation and training run on the Ray that is up (a module fixture asks for
+    (TINY_SFT_RUN), built once for the modules that check, load or retrain such a model (test_sft,
+    test_retrain, test_vllm_models). Shared: a module that appends to the dataset or writes beside
+    the model works on copies. Generation and training run on the Ray that is up (a module fixture asks for
     this one after `local_ray`), else on one of its own, shut down after."""
     import ray
 
@@ -171,14 +174,14 @@ def tiny_sft(tmp_path_factory, aminer_db, data_root) -> tuple[Path, Path]:
         ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
     try:
         dataset = generate(Settings(data={"root": data_root, **TINY_DATA}), out=root / "dataset", show_progress=False).dataset_path
-        run_sft(load_config("configs/sft/cpu_full.yaml", [*TINY_SFT, "max_steps=4"]), dataset, root / "base")
+        run_sft(load_config("configs/sft/cpu_full.yaml", [*TINY_SFT, *TINY_SFT_RUN]), dataset, root / "base")
     finally:
         if own_ray:
             ray.shutdown()
     return dataset, (root / "base" / "model").resolve()
 
 
-TINY_LORA = ["log_every=2", "max_steps=4", "workers=2"]
+TINY_LORA = ["max_steps=4", "workers=2"]
 """The LoRA run `tiny_lora` makes on top of TINY_SFT: 2 Ray Train workers, 4 steps."""
 
 

@@ -4,11 +4,13 @@ ZeRO-3 complete, and their HF checkpoints load and generate."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from conftest import TINY_SFT as TINY, TINY_SFT_RUN
 from soay.dataset import iter_triplets
 from soay.mentions import MARKERS
 from soay.prompts import CODE, planner_prompt
@@ -16,9 +18,6 @@ from training.sft import build_model, load_config
 from training.sft_data import IGNORE, collate, encode, length_grouped_batches, role_pairs
 from training.tokenizer import train_tokenizer
 from training.train_job import run_sft
-
-TINY = ["shape.hidden_size=64", "shape.intermediate_size=128", "shape.num_hidden_layers=2", "shape.num_attention_heads=2",
-        "batch_size=8", "log_every=2", "vocab_size=600"]
 
 
 @pytest.fixture(scope="module")
@@ -92,10 +91,15 @@ def _loads_and_generates(model_dir):
 
 
 @pytest.mark.parametrize("extra", [[], ["deepspeed=configs/sft/zero3.json"]], ids=["ddp", "deepspeed-zero3"])
-def test_two_worker_ray_train_run_saves_a_loadable_checkpoint(dataset, tmp_path, extra):
-    config = load_config("configs/sft/cpu_full.yaml", [*TINY, "max_steps=6", "workers=2", *extra])
-    record = run_sft(config, dataset, tmp_path / "run")
-    model_dir = tmp_path / "run" / "model"
+def test_two_worker_ray_train_run_saves_a_loadable_checkpoint(dataset, tmp_path, extra, request):
+    config = load_config("configs/sft/cpu_full.yaml", [*TINY, *TINY_SFT_RUN, *extra])
+    if extra:
+        record = run_sft(config, dataset, tmp_path / "run")
+        model_dir = tmp_path / "run" / "model"
+    else:  # the session's tiny_sft model is this very run (DDP, 6 steps on 2 workers): its record and checkpoint
+        _, model_dir = request.getfixturevalue("tiny_sft")
+        record = json.loads((model_dir / "run.json").read_text())
+        assert record["config"] == config.model_dump(mode="json")
     assert record["metrics"]["step"] == 6 and record["dataset"]["version"] == 1
     assert json.loads((model_dir / "run.json").read_text())["config"]["deepspeed"] == config.deepspeed
     _loads_and_generates(model_dir)
@@ -111,10 +115,13 @@ def test_lora_run_saves_adapter_and_merged_model(dataset, request):
     _loads_and_generates(out)
 
 
-def test_retraining_resumes_from_the_last_checkpoint(dataset, tmp_path):
-    config = load_config("configs/sft/cpu_full.yaml", [*TINY, "max_steps=4", "workers=1", "learning_rate=3e-3"])
-    first = run_sft(config, dataset, tmp_path / "run")
-    assert first["resumed_from"] is None
+def test_retraining_resumes_from_the_last_checkpoint(dataset, tmp_path, request):
+    # the first run: the session's tiny_sft run (cpu_full.yaml, TINY, TINY_SFT_RUN), copied; then the same again
+    _, model = request.getfixturevalue("tiny_sft")
+    shutil.copytree(model.parent, tmp_path / "run", symlinks=True)
+    config = load_config("configs/sft/cpu_full.yaml", [*TINY, *TINY_SFT_RUN])
+    first = json.loads((tmp_path / "run" / "model" / "run.json").read_text())
+    assert first["config"] == config.model_dump(mode="json") and first["resumed_from"] is None
     second = run_sft(config, dataset, tmp_path / "run")
     assert second["resumed_from"] == str(tmp_path.resolve() / "run" / "model.previous")
     assert second["metrics"]["loss"] < first["metrics"]["loss"]  # it kept learning, not restarted
