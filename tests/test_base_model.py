@@ -47,10 +47,13 @@ def test_the_converted_checkpoint_predicts_what_the_gguf_does(gemma_base, tmp_pa
             assert torch.allclose(got, expected, atol=1e-3)
 
 
-def test_a_truncated_copy_is_cached_and_reused(gemma_base, tmp_path):
-    settings = Settings(data={"root": tmp_path}, base_model={"source": str(gemma_base), "num_layers": 2})
-    first = resolve_base_model(settings.base_model, settings.data, announce=False)
+def test_a_truncated_copy_is_cached_and_reused(gemma_base, gemma_small):
+    """The session's 2-layer copy (conftest `gemma_small`: the base truncated by resolve_base_model,
+    cached in data/models) is what the same settings resolve to again, without converting anew."""
+    settings = Settings(data={"root": ROOT / "data"}, base_model={"source": str(gemma_base), "num_layers": 2})
+    first = gemma_small
     assert json.loads((first / "base.json").read_text())["num_layers"] == 2
+    assert json.loads((first / "config.json").read_text())["num_hidden_layers"] == 2
     stamp = (first / "model.safetensors").stat().st_mtime_ns
     assert resolve_base_model(settings.base_model, settings.data, announce=False) == first
     assert (first / "model.safetensors").stat().st_mtime_ns == stamp  # not converted again
