@@ -621,6 +621,7 @@ def stage_options(settings: ServeSettings) -> dict[str, Any]:
             "target_ongoing_requests": settings.target_ongoing_requests,
         },
         "max_ongoing_requests": settings.max_ongoing_requests,
+        **({"max_replicas_per_node": settings.max_replicas_per_node} if settings.max_replicas_per_node else {}),
         **settings.rollout_options(),  # a model swap drops no request (serving/rollout.py)
     }
 

@@ -175,6 +175,9 @@ class ServeSettings(Section):
     min_replicas: int = Field(1, ge=1)
     max_replicas: int = Field(2, ge=1)
     """Replicas of each light stage (ingress, retriever, executor, answer), scaled on load."""
+    max_replicas_per_node: int | None = Field(None, ge=1)
+    """Replicas of one light stage on one Ray node at most (None: no limit). 1 puts a stage's
+    replicas on different nodes of a cluster, so that a lost node leaves every stage running."""
     target_ongoing_requests: float = Field(2.0, gt=0)
     """Requests per replica that the autoscaler aims at: lower scales out sooner."""
     max_ongoing_requests: int = Field(8, ge=1)

@@ -90,9 +90,11 @@ class GenerationWorker:
             clarification_share=settings.data.clarification_share,
         )
 
-    def run(self, unit: WorkUnit) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    def run(self, unit: WorkUnit) -> tuple[list[dict[str, Any]], dict[str, int], str]:
+        """The unit's triplets, its counts, and the Ray node that made them (the manifest says
+        which nodes a job ran on)."""
         result = self.factory.make(unit)
-        return [t.model_dump(mode="json") for t in result.triplets], dict(result.stats)
+        return [t.model_dump(mode="json") for t in result.triplets], dict(result.stats), ray.get_runtime_context().get_node_id()
 
 
 def plan_units(combination_ids: list[str], counts: dict[str, int], unit_size: int, seed: int) -> list[WorkUnit]:
@@ -130,19 +132,23 @@ def generate(
 
     ray_address = init_ray(settings.ray)
     units = plan_units([c.id for c in domain.combinations], data.split_counts(), data.unit_size, data.seed)
-    workers = [GenerationWorker.remote(domain_name, str(db_path), settings, paraphrases) for _ in range(settings.ray.workers)]
+    # SPREAD: on a cluster the workers go to different nodes, not to the first with free CPUs
+    workers = [GenerationWorker.options(scheduling_strategy="SPREAD").remote(domain_name, str(db_path), settings, paraphrases)
+               for _ in range(settings.ray.workers)]
     pool = ActorPool(workers)
     for unit in units:
         pool.submit(lambda actor, u: actor.run.remote(u), unit)
 
     start = time.perf_counter()
     stats: Counter = Counter()
+    triplets_by_node: Counter = Counter()
     kept: dict[tuple, Triplet] = {}
     wanted = sum(u.count for u in units)
     with tqdm(total=wanted, desc=f"generate {domain_name}", unit="triplet", disable=not show_progress, smoothing=0.1, mininterval=1.0) as bar:
         while pool.has_next():
-            rows, unit_stats = pool.get_next_unordered()
+            rows, unit_stats, node = pool.get_next_unordered()
             stats.update(unit_stats)
+            triplets_by_node[node] += len(rows)
             for row in rows:
                 if not keep_triplet(kept, Triplet.model_validate(row)):
                     stats["duplicate_across_units"] += 1
@@ -157,6 +163,7 @@ def generate(
         "job": "generate",
         "ray_address": ray_address,
         "workers": settings.ray.workers,
+        "triplets_by_node": dict(triplets_by_node),
         "seconds": round(seconds, 3),
         "data": data.model_dump(mode="json"),
         "corpus": str(db_path),

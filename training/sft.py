@@ -71,6 +71,9 @@ class SFTConfig(BaseModel):
     """Cap on coder examples per combination (None: one per triplet); see sft_data.role_pairs."""
     seed: int = 0
     workers: int = 2
+    placement: Literal["PACK", "SPREAD"] = "PACK"
+    """Where Ray Train puts the workers: PACK on as few nodes as fit them (no gradient crosses the
+    network when one node has room), SPREAD on as many nodes as there are workers."""
     use_gpu: bool = False
     deepspeed: str | None = None
     """A DeepSpeed JSON config (e.g. configs/sft/zero3.json); None uses DDP."""
@@ -221,7 +224,20 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     if rank == 0:
         save_checkpoint(module, tokenizer, out, config, state)
     metrics["seconds"] = time.perf_counter() - started
+    metrics["nodes"] = worker_nodes(world)
     ray.train.report(metrics, checkpoint=ray.train.Checkpoint.from_directory(out) if rank == 0 else None)
+
+
+def worker_nodes(world: int) -> list[str]:
+    """The Ray nodes the run's workers ran on, each once (the run record says where it trained)."""
+    import ray
+    import torch.distributed as dist
+
+    node = ray.get_runtime_context().get_node_id()
+    nodes: list[str | None] = [node] * world
+    if world > 1 and dist.is_initialized():
+        dist.all_gather_object(nodes, node)
+    return sorted({n for n in nodes if n})
 
 
 def save_checkpoint(module: Any, tokenizer: Any, out: Path, config: SFTConfig, state: dict | None = None) -> None:

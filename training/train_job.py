@@ -68,7 +68,9 @@ def run_sft(config: SFTConfig, dataset_root: Path, out_dir: Path) -> dict[str, A
             # read here: workers may run elsewhere, with another working directory
             "deepspeed_config": json.loads(Path(config.deepspeed).read_text()) if config.deepspeed else None,
         },
-        scaling_config=ScalingConfig(num_workers=config.workers, use_gpu=config.use_gpu, resources_per_worker={"CPU": 1}),
+        scaling_config=ScalingConfig(
+            num_workers=config.workers, use_gpu=config.use_gpu, resources_per_worker={"CPU": 1}, placement_strategy=config.placement
+        ),
         torch_config=TorchConfig(backend="nccl" if config.use_gpu else "gloo"),
         run_config=RunConfig(storage_path=str(out_dir / "ray_results"), name="sft"),
     )
