@@ -357,7 +357,7 @@ def train_cmd(
 
         config = load_config(recipe, overrides or [])
         init_ray(s.ray, worker_output=True)  # the training workers print their progress
-        record = run_sft(config, dataset or s.data.dataset_path(), out or runs / config.mode)
+        record = run_sft(config, dataset or s.data.dataset_path(), out or runs / config.mode, s.data)
     typer.echo(json.dumps({k: record[k] for k in ("checkpoint", "wall_seconds", "examples", "metrics", "dataset")}, default=str))
 
 

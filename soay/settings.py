@@ -29,6 +29,13 @@ class Section(BaseModel):
 class DataSettings(Section):
     root: Path = Path("data")
     """Where corpora and datasets live: <root>/<domain>/corpus.sqlite and <root>/<domain>/dataset/."""
+    mirror: str | None = None
+    """An object-store copy of `root` for Ray nodes that share no disk: an fsspec URL
+    (s3://bucket/prefix, gs://…, file://…). Jobs push what they write under `root` (the corpus,
+    dataset versions, checkpoints) and a node pulls a file it lacks (soay/storage.py). None: every
+    node reads `root` itself (one machine, or a shared file system)."""
+    mirror_options: dict[str, Any] = {}
+    """fsspec options of `mirror` (for S3: endpoint_url, key, secret; else the AWS_* environment)."""
     domain: str = "aminer"
     corpus_size: int = Field(20_000, ge=100)
     """Persons (aminer) or movies (movies) in the generated corpus; more costs build time and disk."""

@@ -27,6 +27,7 @@ from soay.domains import Domain, get_domain
 from soay.sandbox import Limits, Sandbox
 from soay.settings import SandboxSettings, Settings
 from soay.spec import SPEC_DIR
+from soay.storage import mirror_url, pull, push
 from soay.triplets import Triplet, TripletFactory, WorkUnit
 from training.corpus import ensure_corpus
 from training.teacher import Teacher
@@ -76,6 +77,7 @@ class GenerationWorker:
         paraphrases: dict[str, dict[str, list[str]]],
     ) -> None:
         domain = get_domain(domain_name)
+        pull(settings.data, Path(db_path))  # a node without the driver's disk fetches the corpus from the mirror
         self.env = domain.open_environment(db_path)
         self.sandbox = sandbox_for(domain_name, Path(db_path), settings.sandbox)
         teacher = Teacher(settings.teacher, domain.spec) if settings.teacher.enabled and settings.teacher.propose_code else None
@@ -127,7 +129,10 @@ def generate(
         if not overwrite:
             raise FileExistsError(f"a dataset already exists at {out}; pass --overwrite to replace it")
         shutil.rmtree(out)
+    if data.mirror:
+        mirror_url(data, out)  # fails now, not after the work, when the dataset could not be mirrored
     db_path = ensure_corpus(domain_name, data.corpus_path(domain_name), data.corpus_size, data.seed, show_progress)
+    push(data, db_path)
     paraphrases = Teacher(settings.teacher, domain.spec).paraphrase_all(domain.combinations) if settings.teacher.enabled else {}
 
     ray_address = init_ray(settings.ray)
@@ -173,6 +178,7 @@ def generate(
         "stats": dict(stats),
     }
     manifest = write_version(out, domain_name, ordered, source, data.shard_size, data.shard_format)
+    push(data, out)
     return GenerationReport(manifest, out, len(ordered), seconds, dict(stats), settings.ray.workers)
 
 

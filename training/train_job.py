@@ -17,6 +17,8 @@ from ray.train import RunConfig, ScalingConfig
 from ray.train.torch import TorchConfig, TorchTrainer
 
 from soay.dataset import iter_triplets, load_manifest
+from soay.settings import DataSettings
+from soay.storage import pull, push
 from training.sft import SFTConfig, train_loop_per_worker
 from training.sft_data import encode, role_pairs
 from training.tokenizer import save_tokenizer, train_tokenizer
@@ -31,9 +33,14 @@ def prepare_tokenizer(config: SFTConfig, texts: list[str], out_dir: Path) -> Pat
     return save_tokenizer(tokenizer, out_dir / "tokenizer")
 
 
-def run_sft(config: SFTConfig, dataset_root: Path, out_dir: Path) -> dict[str, Any]:
-    """Train on the dataset's train split; returns the run record (also saved as run.json)."""
+def run_sft(config: SFTConfig, dataset_root: Path, out_dir: Path, data: DataSettings | None = None) -> dict[str, Any]:
+    """Train on the dataset's train split; returns the run record (also saved as run.json). With
+    `data` and its mirror, the dataset is pulled from the mirror first and the checkpoint pushed
+    to it after (soay/storage.py)."""
     from transformers import AutoTokenizer
+
+    if data is not None:
+        pull(data, Path(dataset_root))
 
     out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -86,4 +93,6 @@ def run_sft(config: SFTConfig, dataset_root: Path, out_dir: Path) -> dict[str, A
         "checkpoint": str(model_dir),
     }
     (model_dir / "run.json").write_text(json.dumps(record, indent=2, default=str))
+    if data is not None:
+        push(data, model_dir)
     return record
