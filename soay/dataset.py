@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -57,6 +58,57 @@ def load_manifest(root: Path) -> Manifest:
     return Manifest.model_validate_json(path.read_text(encoding="utf-8"))
 
 
+class VersionWriter:
+    """A new version of the dataset at `root`, written as its triplets arrive: each split's go to
+    shards of `shard_size`, a shard written as soon as it is full, so that memory holds at most one
+    shard per split however many triplets a job makes (a million-triplet generation streams). The
+    manifest names the version only at `commit`; until then readers see the versions before it."""
+
+    def __init__(self, root: Path, domain: str, shard_size: int = 5000, fmt: ShardFormat = "jsonl") -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.manifest = load_manifest(self.root) if (self.root / MANIFEST).is_file() else Manifest(domain=domain, created=_now())
+        if self.manifest.domain != domain:
+            raise ValueError(f"dataset at {self.root} is for domain {self.manifest.domain!r}, not {domain!r}")
+        self.version = self.manifest.version + 1
+        self.shard_size, self.fmt = shard_size, fmt
+        self.count = 0
+        self._buffers: dict[str, list[Triplet]] = {}
+        self._written: Counter = Counter()
+        self._shards: list[Shard] = []
+        stale = self.root / f"v{self.version:04d}"
+        if stale.is_dir():  # shards of a job that died before its commit: no manifest names them
+            shutil.rmtree(stale)
+
+    def add(self, triplet: Triplet) -> None:
+        buffer = self._buffers.setdefault(triplet.split, [])
+        buffer.append(triplet)
+        self.count += 1
+        if len(buffer) >= self.shard_size:
+            self._flush(triplet.split)
+
+    def _flush(self, split: str) -> None:
+        items, self._buffers[split] = self._buffers[split], []
+        rel = f"v{self.version:04d}/{split}-{self._written[split]:05d}.{self.fmt}"
+        self._written[split] += 1
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_shard(path, items, self.fmt)
+        self._shards.append(Shard(path=rel, split=split, count=len(items), sha256=_sha256(path), version=self.version, format=self.fmt))
+
+    def commit(self, source: dict[str, Any]) -> Manifest:
+        """Write the last shards and the manifest that names them (atomically): the version exists."""
+        for split in sorted(self._buffers):
+            if self._buffers[split]:
+                self._flush(split)
+        self.manifest.version = self.version
+        self.manifest.updated = _now()
+        self.manifest.shards.extend(sorted(self._shards, key=lambda shard: shard.path))
+        self.manifest.sources[str(self.version)] = source
+        atomic_write_text(self.root / MANIFEST, self.manifest.model_dump_json(indent=2))
+        return self.manifest
+
+
 def write_version(
     root: Path,
     domain: str,
@@ -66,30 +118,10 @@ def write_version(
     fmt: ShardFormat = "jsonl",
 ) -> Manifest:
     """Append a new version of shards to the dataset at `root` (created if absent)."""
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    manifest = load_manifest(root) if (root / MANIFEST).is_file() else Manifest(domain=domain, created=_now())
-    if manifest.domain != domain:
-        raise ValueError(f"dataset at {root} is for domain {manifest.domain!r}, not {domain!r}")
-    version = manifest.version + 1
-    by_split: dict[str, list[Triplet]] = {}
-    for t in triplets:
-        by_split.setdefault(t.split, []).append(t)
-    shards: list[Shard] = []
-    for split, items in sorted(by_split.items()):
-        for n, start in enumerate(range(0, len(items), shard_size)):
-            rel = f"v{version:04d}/{split}-{n:05d}.{fmt}"
-            path = root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            chunk = items[start : start + shard_size]
-            _write_shard(path, chunk, fmt)
-            shards.append(Shard(path=rel, split=split, count=len(chunk), sha256=_sha256(path), version=version, format=fmt))
-    manifest.version = version
-    manifest.updated = _now()
-    manifest.shards.extend(shards)
-    manifest.sources[str(version)] = source
-    atomic_write_text(root / MANIFEST, manifest.model_dump_json(indent=2))
-    return manifest
+    writer = VersionWriter(root, domain, shard_size, fmt)
+    for triplet in triplets:
+        writer.add(triplet)
+    return writer.commit(source)
 
 
 def iter_triplets(root: Path, split: str | None = None, verify: bool = False) -> Iterator[Triplet]:

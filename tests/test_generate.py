@@ -10,7 +10,7 @@ import pytest
 from conftest import TEST_CORPUS_SIZE
 from soay.answers import answers_match
 from soay.clarifications import clarification_matches, is_clarification
-from soay.dataset import iter_triplets, load_manifest
+from soay.dataset import VersionWriter, iter_triplets, load_manifest
 from soay.domains import get_domain
 from soay.outcomes import analyse, fuzzy_apis
 from soay.settings import Settings
@@ -155,3 +155,33 @@ def test_parquet_shards_round_trip(data_root, aminer_db, local_ray, tmp_path):
     rows = list(iter_triplets(tmp_path / "pq", verify=True))
     assert len(rows) == report.kept > 0
     assert all(s.path.endswith(".parquet") for s in report.manifest.shards)
+
+
+def test_a_version_is_written_as_its_triplets_arrive_and_named_only_at_commit(generated, tmp_path):
+    """VersionWriter (what `soay generate` streams a million triplets through): a full shard is on
+    disk before the job ends, readers see the version only once committed, and a dead job's
+    shards are cleared by the next writer of that version."""
+    train = list(iter_triplets(generated.dataset_path, split="train"))[:7]
+    (tmp_path / "v0001").mkdir()
+    (tmp_path / "v0001" / "train-00009.jsonl").write_text("left by a job that died\n")
+    writer = VersionWriter(tmp_path, "aminer", shard_size=3)
+    assert not (tmp_path / "v0001").exists()
+    for t in train[:4]:
+        writer.add(t)
+    assert (tmp_path / "v0001" / "train-00000.jsonl").is_file() and not (tmp_path / "v0001" / "train-00001.jsonl").exists()
+    with pytest.raises(FileNotFoundError):
+        load_manifest(tmp_path)  # not a dataset until committed
+    for t in train[4:]:
+        writer.add(t)
+    manifest = writer.commit({"job": "test"})
+    assert [s.path for s in manifest.shards] == ["v0001/train-00000.jsonl", "v0001/train-00001.jsonl", "v0001/train-00002.jsonl"]
+    assert [s.count for s in manifest.shards] == [3, 3, 1]
+    assert [t.id for t in iter_triplets(tmp_path, verify=True)] == [t.id for t in train]
+
+
+def test_each_split_lists_its_triplets_by_combination_then_id(generated):
+    """The order `soay generate` writes in, combination by combination as each one's units finish:
+    the same dataset whatever order the units finished in."""
+    for split in ("train", "test"):
+        keys = [(t.combination.id, t.id) for t in iter_triplets(generated.dataset_path, split=split)]
+        assert keys == sorted(keys) and len(keys) > 10

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from cluster.ray_runtime import init_ray
 from soay.combinations import INTENT_DIR
-from soay.dataset import MANIFEST, Manifest, write_version
+from soay.dataset import MANIFEST, Manifest, VersionWriter
 from soay.domains import Domain, get_domain
 from soay.sandbox import Limits, Sandbox
 from soay.settings import SandboxSettings, Settings
@@ -92,11 +92,12 @@ class GenerationWorker:
             clarification_share=settings.data.clarification_share,
         )
 
-    def run(self, unit: WorkUnit) -> tuple[list[dict[str, Any]], dict[str, int], str]:
-        """The unit's triplets, its counts, and the Ray node that made them (the manifest says
-        which nodes a job ran on)."""
+    def run(self, unit: WorkUnit) -> tuple[str, list[dict[str, Any]], dict[str, int], str]:
+        """The unit's combination, its triplets, its counts, and the Ray node that made them (the
+        manifest says which nodes a job ran on)."""
         result = self.factory.make(unit)
-        return [t.model_dump(mode="json") for t in result.triplets], dict(result.stats), ray.get_runtime_context().get_node_id()
+        node = ray.get_runtime_context().get_node_id()
+        return unit.combination_id, [t.model_dump(mode="json") for t in result.triplets], dict(result.stats), node
 
 
 def plan_units(combination_ids: list[str], counts: dict[str, int], unit_size: int, seed: int) -> list[WorkUnit]:
@@ -136,7 +137,8 @@ def generate(
     paraphrases = Teacher(settings.teacher, domain.spec).paraphrase_all(domain.combinations) if settings.teacher.enabled else {}
 
     ray_address = init_ray(settings.ray)
-    units = plan_units([c.id for c in domain.combinations], data.split_counts(), data.unit_size, data.seed)
+    # by combination id: the order the dataset lists them in, so that each is written once its units are done
+    units = plan_units(sorted(c.id for c in domain.combinations), data.split_counts(), data.unit_size, data.seed)
     # SPREAD: on a cluster the workers go to different nodes, not to the first with free CPUs
     workers = [GenerationWorker.options(scheduling_strategy="SPREAD").remote(domain_name, str(db_path), settings, paraphrases)
                for _ in range(settings.ray.workers)]
@@ -147,23 +149,31 @@ def generate(
     start = time.perf_counter()
     stats: Counter = Counter()
     triplets_by_node: Counter = Counter()
-    kept: dict[tuple, Triplet] = {}
+    writer = VersionWriter(out, domain_name, data.shard_size, data.shard_format)
+    # a combination's triplets are held until its last unit is in (two units may make the same
+    # question: `keep_triplet`), then written in id order; memory holds a few combinations, not the job
+    remaining = Counter(u.combination_id for u in units)
+    order = sorted(remaining)
+    held: dict[str, dict[tuple, Triplet]] = defaultdict(dict)
     wanted = sum(u.count for u in units)
     with tqdm(total=wanted, desc=f"generate {domain_name}", unit="triplet", disable=not show_progress, smoothing=0.1, mininterval=1.0) as bar:
         while pool.has_next():
-            rows, unit_stats, node = pool.get_next_unordered()
+            combination_id, rows, unit_stats, node = pool.get_next_unordered()
             stats.update(unit_stats)
             triplets_by_node[node] += len(rows)
             for row in rows:
-                if not keep_triplet(kept, Triplet.model_validate(row)):
+                if not keep_triplet(held[combination_id], Triplet.model_validate(row)):
                     stats["duplicate_across_units"] += 1
+            remaining[combination_id] -= 1
+            while order and remaining[order[0]] == 0:
+                for triplet in sorted(held.pop(order.pop(0), {}).values(), key=lambda t: (t.split, t.id)):
+                    writer.add(triplet)
             bar.update(unit_stats.get("kept", 0))
-            bar.set_postfix(kept=len(kept), unanswerable=stats["unanswerable"], failed=stats["template_exec_error"] + stats["template_mismatch"])
+            bar.set_postfix(written=writer.count, unanswerable=stats["unanswerable"], failed=stats["template_exec_error"] + stats["template_mismatch"])
     seconds = time.perf_counter() - start
     for w in workers:
         ray.kill(w)
 
-    ordered = sorted(kept.values(), key=lambda t: (t.split, t.combination.id, t.id))
     source = {
         "job": "generate",
         "ray_address": ray_address,
@@ -177,9 +187,9 @@ def generate(
         "teacher": settings.teacher.enabled,
         "stats": dict(stats),
     }
-    manifest = write_version(out, domain_name, ordered, source, data.shard_size, data.shard_format)
+    manifest = writer.commit(source)
     push(data, out)
-    return GenerationReport(manifest, out, len(ordered), seconds, dict(stats), settings.ray.workers)
+    return GenerationReport(manifest, out, writer.count, seconds, dict(stats), settings.ray.workers)
 
 
 def keep_triplet(kept: dict[tuple, Triplet], t: Triplet) -> bool:
